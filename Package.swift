@@ -1,0 +1,23 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "duckprompt",
+    products: [
+        .library(name: "DuckPrompt", targets: ["DuckPrompt"]),
+        .executable(name: "duckprompt", targets: ["duckprompt"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CPulseAudio", pkgConfig: "libpulse",
+                       providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
+                       providers: [.apt(["libsndfile1-dev"])]),
+        .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile"]),
+        .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt"]),
+        .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI"]),
+        .testTarget(name: "DuckPromptTests", dependencies: ["DuckPrompt"],
+                    resources: [.copy("Fixtures")]),
+        .testTarget(name: "DuckPromptCLITests", dependencies: ["DuckPromptCLI"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DuckPrompt"]),
+    ]
+)

@@ -1,0 +1,39 @@
+/// The one error type of the library: a code that maps to a documented exit status, and a
+/// one-line message a user can act on, naming the file, sink or server concerned.
+public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, grouped by the exit status the CLI reports (sysexits.h).
+    public enum Code: String, Sendable, Equatable {
+        /// Bad arguments or options. Exit 64 (`EX_USAGE`).
+        case usage
+        /// Audio that libsndfile cannot decode, or a dump in no known format. Exit 65 (`EX_DATAERR`).
+        case unsupportedData
+        /// A file that does not exist or cannot be opened. Exit 66 (`EX_NOINPUT`).
+        case noInput
+        /// No sound server answered, or no usable sink. Exit 69 (`EX_UNAVAILABLE`).
+        case unavailable
+        /// A bug or an unexpected server failure. Exit 70 (`EX_SOFTWARE`).
+        case `internal`
+    }
+
+    public var code: Code
+    /// One line, without the `duckprompt: ` prefix.
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The process exit status for this error: 64, 65, 66, 69 or 70.
+    public var exitCode: Int32 {
+        switch code {
+        case .usage: 64
+        case .unsupportedData: 65
+        case .noInput: 66
+        case .unavailable: 69
+        case .internal: 70
+        }
+    }
+
+    public var description: String { message }
+}
