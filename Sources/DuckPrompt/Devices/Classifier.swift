@@ -1,0 +1,381 @@
+import Foundation
+
+/// What the classifier decided about one sink, and why.
+public struct Classification: Sendable, Equatable, Codable {
+    /// The kind of device behind the sink.
+    public var kind: DeviceKind
+    /// Whether the sink is an external output in the AVAudioSession sense: the kind is external
+    /// (`DeviceKind.isExternalKind`) and the active port is not reported unplugged
+    /// (`pa_sink_port_info.available` ≠ `PA_PORT_AVAILABLE_NO`).
+    public var external: Bool
+    /// The property, driver or port that decided, e.g. `bluetooth.protocol=a2dp_sink`,
+    /// `device.bus=usb`, `active port analog-output-headphones (type headphones)`.
+    public var evidence: String
+
+    public init(kind: DeviceKind, external: Bool, evidence: String) {
+        self.kind = kind
+        self.external = external
+        self.evidence = evidence
+    }
+}
+
+/// Decides what kind of device a sink is, from its properties, driver, flags and ports.
+///
+/// Sink and node names are never parsed: a user or a test can give any sink any name, and
+/// emulated devices (`pactl load-module module-null-sink sink_name=bt
+/// sink_properties="device.api=bluez5 device.bus=bluetooth api.bluez5.profile=a2dp-sink"`) must
+/// classify by what their properties say. The one exception is a dump whose properties were cut
+/// so short that no bus is left (rule 4 below).
+///
+/// Rules, first match wins:
+/// 1. **Bluetooth** (`device.api=bluez|bluez5`, `device.bus=bluetooth`, `api.bluez5.*`,
+///    `bluetooth.protocol`, a bluez driver or `factory.name`): the profile decides between A2DP
+///    (`a2dp_sink`, `a2dp-sink`, `bap-sink`, `asha-sink`, LE Audio) and HFP/HSP
+///    (`headset_head_unit`, `handsfree_head_unit`, `headset-head-unit`, `hfp-*`, `hsp-*`), read
+///    from `bluetooth.protocol`, `api.bluez5.profile`, `device.profile.name`, then
+///    `factory.name` (`api.bluez5.a2dp.sink` / `api.bluez5.sco.sink`), then the codec (`cvsd`,
+///    `msbc` are HFP); none of them: A2DP. The bus decides before the port, so a Bluetooth
+///    speaker (port type speaker) is Bluetooth.
+/// 2. **car**: `device.form_factor=car`, or active port type car.
+/// 3. **network**: drivers `module-tunnel*`, `module-raop-sink`, `module-rtp-send`,
+///    `module-roc-sink`; properties `tunnel.*`, `raop.*`, `rtp.*`, `roc.*`, `zeroconf.*`,
+///    `pulse.server.address`;
+///    `device.api=raop|tunnel|rtp|roc`; `node.network=true`; a PipeWire `factory.name` with a
+///    `tunnel`, `raop`, `rtp`, `roc`, `vban` or `snapcast` component (never
+///    `support.null-audio-sink`); the `NETWORK` sink flag.
+/// 4. **usb**: `device.bus=usb`; `device.bus_path`, `sysfs.path` or `api.alsa.path` with a
+///    `usb` component; `alsa.driver_name=snd_usb_audio`; an ALSA long card name `… at usb-…`.
+///    When a dump kept ALSA properties but no bus property at all (`device.bus`,
+///    `device.bus_path`, `sysfs.path` all cut), the bus id PulseAudio and PipeWire put in an
+///    ALSA sink's name (`alsa_output.usb-…`, from udev `ID_PATH`/`ID_ID`) is read instead.
+/// 5. **active port**, by type: speaker; headphones or headset → headphones; line, spdif →
+///    line-out; hdmi → hdmi; car; usb; network. By name when the type is unknown or generic:
+///    `analog-output-speaker*`, `[Out] Speaker` → speaker; `analog-output-headphones*`,
+///    `[Out] Headphones`, `[Out] Headset` → headphones; `analog-output-lineout*`,
+///    `[Out] Line*` → line-out; `iec958-*`, `[Out] SPDIF` → line-out; `hdmi-output-*`,
+///    `[Out] HDMI*`, `*displayport*` → hdmi.
+/// 6. **`device.form_factor`**: `internal`, `speaker` → speaker (a board's own output with no
+///    jack the server can identify, e.g. a Raspberry Pi's generic `analog-output`);
+///    `headphone`, `headset` → headphones; `tv`, `monitor` → hdmi (a display's audio that is
+///    neither USB nor Bluetooth arrives over HDMI or DisplayPort); `handset`, `hands-free`,
+///    `portable`, `microphone`, `webcam`, `computer`, `hifi` → no decision (nothing tells
+///    whether it is built in or plugged).
+/// 7. **virtual**: no device property (`device.api`, `device.bus`, `device.bus_path`,
+///    `device.form_factor`, `device.string`, `device.vendor.*`, `device.product.*`,
+///    `sysfs.path`, `alsa.*`, `api.alsa.*`, `api.bluez5.*`, `bluez.*`, `bluetooth.*`) and no
+///    port: null sinks (`device.class=abstract`), `node.virtual=true`,
+///    `factory.name=support.null-audio-sink`, filters (`device.class=filter`), combine, remap,
+///    loopback, LADSPA, echo-cancel sinks; also such a marked sink (no ports) that carries a
+///    stray device property but no API, bus or form factor. A sink whose properties describe a
+///    device is classified by them even when a null sink carries them (that is how tests
+///    emulate devices), so rules 1–6 run first.
+/// 8. Anything else is **unknown** (a real device with nothing decisive: a generic
+///    `analog-output` port, a sink with only `device.api=alsa`).
+public enum Classifier {
+    /// Classifies one sink. Pure and deterministic; safe from any thread.
+    /// - Parameter sink: a sink from the server (`pa_sink_info`) or a dump.
+    /// - Returns: the kind, whether it is external now, and the evidence.
+    ///
+    /// Reads `pa_sink_info.proplist`, `driver`, `flags`, `ports` and `active_port`; never `name`
+    /// except in the rule 4 fallback.
+    public static func classify(_ sink: Sink) -> Classification {
+        let (kind, evidence) = kindAndEvidence(sink)
+        let port = effectiveActivePort(sink)
+        return Classification(kind: kind,
+                              external: kind.isExternalKind && port?.availability != .no,
+                              evidence: evidence)
+    }
+
+    /// The active port; when a dump lost the `Active Port` line but lists exactly one port,
+    /// that port.
+    static func effectiveActivePort(_ sink: Sink) -> Port? {
+        if let port = sink.activePort { return port }
+        return sink.ports.count == 1 ? sink.ports[0] : nil
+    }
+
+    private static func kindAndEvidence(_ sink: Sink) -> (DeviceKind, String) {
+        let properties = sink.properties
+        let port = effectiveActivePort(sink)
+
+        if let decision = bluetooth(sink) { return decision }
+        if let decision = car(properties, port: port) { return decision }
+        if let decision = network(sink) { return decision }
+        if let decision = usb(sink) { return decision }
+        if let port, let decision = byPort(port) { return decision }
+        if let decision = byFormFactor(properties) { return decision }
+        if sink.ports.isEmpty {
+            let marker = virtualMarker(sink)
+            if !hasDeviceProperties(properties) {
+                return (.virtual, marker ?? "no device properties and no ports")
+            }
+            // A filter or null sink that copied a stray device property (`device.string`,
+            // `alsa.*`) but names no API, bus or form factor is still virtual.
+            if let marker, !describesDevice(properties) {
+                return (.virtual, marker)
+            }
+        }
+        return (.unknown, unknownEvidence(sink, port: port))
+    }
+
+    // MARK: 1. Bluetooth
+
+    private static func bluetooth(_ sink: Sink) -> (DeviceKind, String)? {
+        let p = sink.properties
+        let api = value(p, "device.api")
+        let factory = value(p, "factory.name")
+        let driver = sink.driver.lowercased()
+        let busEvidence: String?
+        if let api, api == "bluez" || api == "bluez5" {
+            busEvidence = "device.api=\(api)"
+        } else if value(p, "device.bus") == "bluetooth" {
+            busEvidence = "device.bus=bluetooth"
+        } else if let protocolValue = p["bluetooth.protocol"] {
+            busEvidence = "bluetooth.protocol=\(protocolValue)"
+        } else if let key = p.keys.sorted().first(where: { $0.hasPrefix("api.bluez5.") }) {
+            busEvidence = "\(key)=\(p[key] ?? "")"
+        } else if let factory, factory.hasPrefix("api.bluez5.") {
+            busEvidence = "factory.name=\(factory)"
+        } else if driver.hasPrefix("module-bluez") || driver.hasPrefix("module-bluetooth") {
+            busEvidence = "driver \(sink.driver)"
+        } else if effectiveActivePort(sink)?.type == .bluetooth {
+            busEvidence = "active port \(effectiveActivePort(sink)!.name) (type bluetooth)"
+        } else {
+            busEvidence = nil
+        }
+        guard let busEvidence else { return nil }
+
+        for key in ["bluetooth.protocol", "api.bluez5.profile", "device.profile.name"] {
+            if let profile = value(p, key), let kind = bluetoothProfileKind(profile) {
+                return (kind, "\(key)=\(p[key] ?? profile)")
+            }
+        }
+        if let factory {
+            if factory.contains(".sco.") || factory.contains("hfp") || factory.contains("hsp") {
+                return (.bluetoothHFP, "factory.name=\(factory)")
+            }
+            if factory.contains(".a2dp.") || factory.contains(".media.") || factory.contains(".bap.")
+                || factory.contains("asha") {
+                return (.bluetoothA2DP, "factory.name=\(factory)")
+            }
+        }
+        for key in ["api.bluez5.codec", "bluetooth.codec"] {
+            if let codec = value(p, key) {
+                if ["cvsd", "msbc", "lc3-swb", "lc3_swb", "lc3-a127"].contains(codec) {
+                    return (.bluetoothHFP, "\(key)=\(p[key] ?? codec)")
+                }
+                if !codec.isEmpty { return (.bluetoothA2DP, "\(key)=\(p[key] ?? codec)") }
+            }
+        }
+        return (.bluetoothA2DP, "\(busEvidence) (no profile; A2DP assumed)")
+    }
+
+    /// A2DP or HFP from a profile or protocol name (PulseAudio `bluetooth.protocol`, PipeWire
+    /// `api.bluez5.profile`, a card profile name); nil when the name says neither (`off`).
+    static func bluetoothProfileKind(_ profile: String) -> DeviceKind? {
+        let name = profile.lowercased().replacingOccurrences(of: "-", with: "_")
+        if name.contains("a2dp") || name.contains("bap") || name.contains("asha")
+            || name.contains("le_audio") || name.contains("leaudio") {
+            return .bluetoothA2DP
+        }
+        if name.contains("head_unit") || name.contains("audio_gateway") || name.hasPrefix("hsp")
+            || name.hasPrefix("hfp") || name.contains("headset") || name.contains("handsfree")
+            || name.contains("sco") {
+            return .bluetoothHFP
+        }
+        return nil
+    }
+
+    // MARK: 2. Car
+
+    private static func car(_ p: [String: String], port: Port?) -> (DeviceKind, String)? {
+        if value(p, "device.form_factor") == "car" { return (.car, "device.form_factor=car") }
+        if let port, port.type == .car { return (.car, "active port \(port.name) (type car)") }
+        return nil
+    }
+
+    // MARK: 3. Network
+
+    private static let networkDriverPrefixes = [
+        "module-tunnel", "module-raop", "module-rtp-send", "module-roc-sink", "module-esound-sink",
+    ]
+    private static let networkPropertyPrefixes = [
+        "tunnel.", "raop.", "rtp.", "roc.", "zeroconf.", "pulse.server.address",
+    ]
+    private static let networkFactoryWords: Set<Substring> = ["tunnel", "raop", "rtp", "roc", "vban", "snapcast"]
+
+    private static func network(_ sink: Sink) -> (DeviceKind, String)? {
+        let p = sink.properties
+        let driver = sink.driver.lowercased()
+        if networkDriverPrefixes.contains(where: { driver.hasPrefix($0) }) {
+            return (.network, "driver \(sink.driver)")
+        }
+        if let api = value(p, "device.api"), ["raop", "tunnel", "rtp", "roc", "pulse"].contains(api) {
+            return (.network, "device.api=\(api)")
+        }
+        if value(p, "node.network") == "true" { return (.network, "node.network=true") }
+        if let factory = value(p, "factory.name"),
+           factory.split(whereSeparator: { ".-_".contains($0) }).contains(where: networkFactoryWords.contains) {
+            return (.network, "factory.name=\(factory)")
+        }
+        if let key = p.keys.sorted().first(where: { key in
+            networkPropertyPrefixes.contains(where: { key.hasPrefix($0) })
+        }) {
+            return (.network, "\(key)=\(p[key] ?? "")")
+        }
+        if sink.flags.contains("NETWORK") { return (.network, "flag NETWORK") }
+        return nil
+    }
+
+    // MARK: 4. USB
+
+    private static func usb(_ sink: Sink) -> (DeviceKind, String)? {
+        let p = sink.properties
+        if value(p, "device.bus") == "usb" { return (.usb, "device.bus=usb") }
+        for key in ["device.bus_path", "sysfs.path", "api.alsa.path"] {
+            if let path = value(p, key), hasUSBComponent(path) {
+                return (.usb, "\(key)=\(p[key] ?? path)")
+            }
+        }
+        if value(p, "alsa.driver_name") == "snd_usb_audio" {
+            return (.usb, "alsa.driver_name=snd_usb_audio")
+        }
+        for key in ["alsa.long_card_name", "api.alsa.card.longname"] {
+            if let longName = value(p, key), longName.contains(" at usb-") {
+                return (.usb, "\(key) names a USB port")
+            }
+        }
+        // A dump cut down to a few ALSA properties: no bus property is left, so read the bus id
+        // PulseAudio/PipeWire built the ALSA sink name from (udev ID_PATH / ID_ID).
+        let isALSA = p.keys.contains { $0.hasPrefix("alsa.") || $0.hasPrefix("api.alsa.") }
+            || sink.driver.hasPrefix("module-alsa")
+        let hasBus = ["device.bus", "device.bus_path", "sysfs.path"].contains { p[$0] != nil }
+        if isALSA, !hasBus, sink.name.hasPrefix("alsa_output.usb-") {
+            let busID = sink.name.dropFirst("alsa_output.".count).prefix { $0 != "." }
+            return (.usb, "ALSA bus id \(busID) in the sink name (the dump has no bus property)")
+        }
+        return nil
+    }
+
+    /// `usb` as a component of a bus or sysfs path: `pci-0000:00:14.0-usb-0:2:1.0`,
+    /// `/devices/pci0000:00/0000:00:14.0/usb1/1-2/…`.
+    private static func hasUSBComponent(_ path: String) -> Bool {
+        path.split(whereSeparator: { "/-:._".contains($0) }).contains { component in
+            component == "usb" || (component.hasPrefix("usb") && component.dropFirst(3).allSatisfy(\.isNumber))
+        }
+    }
+
+    // MARK: 5. Active port
+
+    private static func byPort(_ port: Port) -> (DeviceKind, String)? {
+        let byType: DeviceKind? = switch port.type {
+        case .speaker: .speaker
+        case .headphones, .headset: .headphones
+        case .line, .spdif: .lineOut
+        case .hdmi: .hdmi
+        case .car: .car
+        case .usb: .usb
+        case .network: .network
+        default: nil
+        }
+        if let byType {
+            return (byType, "active port \(port.name) (type \(port.type.rawValue))")
+        }
+        let name = port.name.lowercased()
+        let byName: DeviceKind?
+        if name.hasPrefix("analog-output-speaker") || name.hasPrefix("[out] speaker")
+            || name == "speaker-output" {
+            byName = .speaker
+        } else if name.hasPrefix("analog-output-headphones") || name.hasPrefix("analog-output-headset")
+                    || name.hasPrefix("[out] headphone") || name.hasPrefix("[out] headset")
+                    || name == "headphone-output" || name == "headset-output" {
+            byName = .headphones
+        } else if name.hasPrefix("analog-output-lineout") || name.hasPrefix("[out] line") {
+            byName = .lineOut
+        } else if name.hasPrefix("iec958") || name.hasPrefix("[out] spdif") || name.contains("spdif") {
+            byName = .lineOut
+        } else if name.hasPrefix("hdmi-output") || name.hasPrefix("[out] hdmi")
+                    || name.contains("displayport") || name.hasPrefix("[out] dp") {
+            byName = .hdmi
+        } else {
+            byName = nil
+        }
+        guard let byName else { return nil }
+        return (byName, "active port \(port.name)")
+    }
+
+    // MARK: 6. Form factor
+
+    private static func byFormFactor(_ p: [String: String]) -> (DeviceKind, String)? {
+        guard let formFactor = value(p, "device.form_factor") else { return nil }
+        let kind: DeviceKind? = switch formFactor {
+        case "internal", "speaker": .speaker
+        case "headphone", "headset": .headphones
+        case "tv", "monitor": .hdmi
+        default: nil
+        }
+        return kind.map { ($0, "device.form_factor=\(formFactor)") }
+    }
+
+    // MARK: 7. Virtual
+
+    private static let deviceKeys: Set<String> = [
+        "device.api", "device.bus", "device.bus_path", "device.form_factor", "device.string",
+        "sysfs.path", "udev.id",
+    ]
+    private static let devicePrefixes = [
+        "alsa.", "api.alsa.", "api.bluez5.", "bluez.", "bluetooth.", "device.vendor.",
+        "device.product.", "device.serial",
+    ]
+
+    /// Whether the properties describe a device (bus, API, form factor, ALSA or BlueZ data)
+    /// rather than only a name, description, icon or class.
+    static func hasDeviceProperties(_ p: [String: String]) -> Bool {
+        p.keys.contains { key in
+            deviceKeys.contains(key) || devicePrefixes.contains { key.hasPrefix($0) }
+        }
+    }
+
+    private static let virtualDrivers = [
+        "module-null-sink", "module-combine", "module-remap", "module-loopback", "module-ladspa",
+        "module-echo-cancel", "module-virtual", "module-equalizer", "module-virtual-surround",
+        "module-filter",
+    ]
+
+    /// What marks a sink as virtual: `device.class=abstract|filter`, `node.virtual=true`,
+    /// `factory.name=support.null-audio-sink`, a null/combine/remap/loopback/filter driver.
+    private static func virtualMarker(_ sink: Sink) -> String? {
+        let p = sink.properties
+        if let deviceClass = value(p, "device.class"), deviceClass == "abstract" || deviceClass == "filter" {
+            return "device.class=\(deviceClass)"
+        }
+        if value(p, "node.virtual") == "true" { return "node.virtual=true" }
+        if let factory = value(p, "factory.name"), factory == "support.null-audio-sink" {
+            return "factory.name=support.null-audio-sink"
+        }
+        let driver = sink.driver.lowercased()
+        if virtualDrivers.contains(where: { driver.hasPrefix($0) }) { return "driver \(sink.driver)" }
+        return nil
+    }
+
+    /// Whether the properties name an API, a bus or a form factor: what an emulated device
+    /// sets, and what no filter or null sink sets on its own.
+    private static func describesDevice(_ p: [String: String]) -> Bool {
+        ["device.api", "device.bus", "device.form_factor", "bluetooth.protocol"].contains { value(p, $0) != nil }
+            || p.keys.contains { $0.hasPrefix("api.bluez5.") || $0.hasPrefix("api.alsa.") }
+    }
+
+    // MARK: 8. Unknown
+
+    private static func unknownEvidence(_ sink: Sink, port: Port?) -> String {
+        if let port { return "active port \(port.name) (type \(port.type.rawValue)) decides nothing" }
+        if let api = sink.properties["device.api"] { return "device.api=\(api) with no decisive property" }
+        return "no decisive property or port"
+    }
+
+    /// A property value, lower-cased and trimmed; nil when absent or empty.
+    private static func value(_ p: [String: String], _ key: String) -> String? {
+        guard let raw = p[key] else { return nil }
+        let trimmed = raw.trimmingSpaces().lowercased()
+        return trimmed.isEmpty ? nil : trimmed
+    }
+}

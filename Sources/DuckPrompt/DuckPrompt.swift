@@ -1,0 +1,238 @@
+import Foundation
+
+/// Where and how to reach the sound server.
+public struct ServerOptions: Sendable, Equatable {
+    /// libpulse server string (`-s/--server`); nil uses `PULSE_SERVER`, then the default socket.
+    public var server: String?
+    /// The client's `application.name` (`-n/--client-name`).
+    public var clientName: String
+    /// How long connecting may take before giving up (`--timeout`), default 5 s.
+    public var timeout: Duration
+
+    public init(server: String? = nil, clientName: String = "duckprompt", timeout: Duration = .seconds(5)) {
+        self.server = server
+        self.clientName = clientName
+        self.timeout = timeout
+    }
+}
+
+/// How a prompt is routed, ducked and played.
+public struct PlayOptions: Sendable {
+    /// The sink to use (`-d/--device`); nil lets the router decide, after `PULSE_SINK`.
+    public var device: DeviceRequest?
+    /// Gain applied to every other stream while the prompt plays, in dB (<= 0). 0 turns the
+    /// duck off. Default -20 dB (`--duck`).
+    public var duck: Decibels
+    /// `duck` or `none` (`--duck-mode`).
+    public var duckMode: DuckMode
+    /// Ramp down before the first prompt sample, in ms (`--attack-ms`), default 200.
+    public var attackMs: Int
+    /// Ramp back up after the last sample was heard, in ms (`--release-ms`), default 500.
+    public var releaseMs: Int
+    /// `media.role` values never ducked; default `phone`.
+    public var exemptRoles: Set<String>
+    /// The prompt stream's own gain in dB (`--volume`); nil keeps the server's saved volume
+    /// for `media.role=navigation`.
+    public var volume: Decibels?
+    /// Target buffer of the prompt stream in ms (`--latency-msec`, `pa_buffer_attr.tlength`),
+    /// default 40.
+    public var latencyMs: Int
+    /// Extra stream properties (`--property K=V`); `media.role` defaults to `navigation` and
+    /// `media.name` to the file name.
+    public var properties: [String: String]
+
+    public init(device: DeviceRequest? = nil, duck: Decibels = Decibels(-20), duckMode: DuckMode = .duck,
+                attackMs: Int = 200, releaseMs: Int = 500, exemptRoles: Set<String> = ["phone"],
+                volume: Decibels? = nil, latencyMs: Int = 40, properties: [String: String] = [:]) {
+        self.device = device
+        self.duck = duck
+        self.duckMode = duckMode
+        self.attackMs = attackMs
+        self.releaseMs = releaseMs
+        self.exemptRoles = exemptRoles
+        self.volume = volume
+        self.latencyMs = latencyMs
+        self.properties = properties
+    }
+}
+
+/// What a finished prompt did.
+public struct PlayReport: Sendable {
+    /// Where the prompt went, and why.
+    public var route: RouteDecision
+    /// Sink-input indices that were ducked, each restored to its original `pa_cvolume`.
+    public var duckedStreams: [UInt32]
+    /// Frames handed to the server.
+    public var framesPlayed: Int64
+}
+
+/// A server's sinks, each classified, and where a prompt would go now.
+public struct DeviceListing: Sendable {
+    /// Sinks, sink-inputs and default sink as read from the server.
+    public var snapshot: Snapshot
+    /// One classification per sink, in `snapshot.sinks` order.
+    public var classifications: [Classification]
+    /// The routing decision, or nil when no sink is usable (`routeError` says why).
+    public var route: RouteDecision?
+    public var routeError: DuckPromptError?
+    /// `pa_server_info.server_name` and `server_version`, e.g. `PulseAudio (on PipeWire 0.3.65)`.
+    public var serverName: String
+    public var serverVersion: String
+
+    /// Classifies and routes a snapshot (from a server or a dump), exactly as `play` would.
+    public init(snapshot: Snapshot, request: DeviceRequest? = nil, serverName: String = "", serverVersion: String = "") {
+        self.snapshot = snapshot
+        classifications = snapshot.sinks.map(Classifier.classify)
+        do {
+            route = try Router.route(snapshot, request: request)
+            routeError = nil
+        } catch let error as DuckPromptError {
+            route = nil
+            routeError = error
+        } catch {
+            route = nil
+            routeError = DuckPromptError(.internal, "\(error)")
+        }
+        self.serverName = serverName
+        self.serverVersion = serverVersion
+    }
+}
+
+/// The library's front door: everything the `duckprompt` command does is one call here.
+public enum DuckPrompt {
+    /// Versions of the C libraries in use: libpulse (`pa_get_library_version`) and
+    /// libsndfile (`sf_version_string`).
+    public static var libraryVersions: (libpulse: String, libsndfile: String) {
+        (PulseConnection.libraryVersion, AudioSource.libraryVersion)
+    }
+
+    /// The sink a prompt asks for when none is named: `PULSE_SINK`, as libpulse clients honour it.
+    public static func defaultRequest(environment: [String: String] = ProcessInfo.processInfo.environment) -> DeviceRequest? {
+        guard let name = environment["PULSE_SINK"], !name.isEmpty else { return nil }
+        return DeviceRequest(parsing: name)
+    }
+
+    /// Lists and classifies the server's sinks and routes a prompt, without playing anything.
+    ///
+    /// - Throws: `DuckPromptError(.unavailable)` (69) when no server answers in time.
+    /// libpulse: `pa_context_get_sink_info_list`, `pa_context_get_sink_input_info_list`,
+    /// `pa_context_get_server_info`.
+    public static func devices(request: DeviceRequest? = nil, server: ServerOptions = ServerOptions()) async throws -> DeviceListing {
+        try await runBlocking(InterruptControl()) { control in
+            let connection = try PulseConnection(server: server.server, clientName: server.clientName,
+                                                 timeout: server.timeout)
+            control.attach(connection)
+            let (snapshot, info) = try connection.snapshot()
+            return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(),
+                                 serverName: info.serverName, serverVersion: info.serverVersion)
+        }
+    }
+
+    /// Plays one prompt: routes it, ducks every other stream, plays it whole, restores.
+    ///
+    /// Order: the file was already validated by `AudioSource`; connect; read sinks and
+    /// sink-inputs; route; connect the prompt stream corked while the duck ramps down over
+    /// `attackMs`; uncork; wait until the last sample was played (`pa_stream_drain`); ramp
+    /// back over `releaseMs`, the last step setting every original `pa_cvolume` exactly.
+    ///
+    /// Cancelling the calling Task (the CLI does so on SIGINT, SIGTERM, SIGHUP) stops the
+    /// prompt, ramps every ducked stream back, and then throws `CancellationError`.
+    /// - Throws: `DuckPromptError` `.unavailable` (69: no server, no sink of the requested
+    ///   name, no usable sink, stream refused), `CancellationError`.
+    public static func play(_ source: AudioSource, options: PlayOptions = PlayOptions(),
+                            server: ServerOptions = ServerOptions()) async throws -> PlayReport {
+        try await runBlocking(InterruptControl()) { control in
+            try playBlocking(source, options: options, server: server, control: control)
+        }
+    }
+
+    /// Opens `path` with libsndfile (see `AudioSource.init(path:)`), then `play(_:options:server:)`.
+    /// A file that cannot be played throws before any server is contacted, so it never
+    /// changes a volume.
+    /// - Throws: `.noInput` (66), `.unsupportedData` (65), and what `play` throws.
+    public static func play(file path: String, options: PlayOptions = PlayOptions(),
+                            server: ServerOptions = ServerOptions()) async throws -> PlayReport {
+        let source = try AudioSource(path: path)
+        return try await play(source, options: options, server: server)
+    }
+
+    private static func playBlocking(_ source: AudioSource, options: PlayOptions, server: ServerOptions,
+                                     control: InterruptControl) throws -> PlayReport {
+        let connection = try PulseConnection(server: server.server, clientName: server.clientName,
+                                             timeout: server.timeout)
+        control.attach(connection)
+        let (snapshot, _) = try connection.snapshot()
+        let route = try Router.route(snapshot, request: options.device ?? defaultRequest())
+        let depth = options.duckMode == .none ? 0 : min(0, options.duck.value)
+        let session = DuckSession(connection: connection,
+                                  plan: DuckPlan(inputs: snapshot.sinkInputs, depth: depth,
+                                                 exemptRoles: options.exemptRoles))
+        var properties = options.properties
+        properties[PulseConnection.mediaRoleKey] = properties[PulseConnection.mediaRoleKey] ?? "navigation"
+        properties[PulseConnection.mediaNameKey] = properties[PulseConnection.mediaNameKey]
+            ?? URL(fileURLWithPath: source.path).lastPathComponent
+        let stream = try PromptStream(
+            connection: connection, rate: source.rate, channels: source.channels,
+            sinkName: route.sink.name, properties: properties, volume: options.volume,
+            latencyMs: options.latencyMs, pull: source.read)
+        defer { stream.close() }
+
+        var finished = false
+        do {
+            if session.ramp(to: depth, durationMs: options.attackMs, stop: { connection.interrupted }) {
+                _ = try stream.waitReady()
+                stream.start()
+                finished = try stream.waitDrained()
+            }
+        } catch {
+            session.ramp(to: 0, durationMs: options.releaseMs)
+            session.flush()
+            throw error
+        }
+        session.ramp(to: 0, durationMs: options.releaseMs)
+        session.flush()
+        guard finished else { throw CancellationError() }
+        return PlayReport(route: route, duckedStreams: session.plan.entries.map(\.index),
+                          framesPlayed: stream.framesWritten)
+    }
+}
+
+/// Lets Task cancellation reach a connection that a blocking thread owns.
+final class InterruptControl: @unchecked Sendable {
+    private let lock = NSLock()
+    private var connection: PulseConnection?
+    private var cancelled = false
+
+    func attach(_ connection: PulseConnection) {
+        let cancelNow = lock.withLock { () -> Bool in
+            self.connection = connection
+            return cancelled
+        }
+        if cancelNow { connection.interrupt() }
+    }
+
+    func cancel() {
+        let connection = lock.withLock { () -> PulseConnection? in
+            cancelled = true
+            return self.connection
+        }
+        connection?.interrupt()
+    }
+}
+
+/// Runs blocking libpulse work on its own thread (it waits on the threaded mainloop's
+/// condition), resuming the caller when done; Task cancellation interrupts it.
+func runBlocking<T: Sendable>(_ control: InterruptControl,
+                              _ body: @escaping @Sendable (InterruptControl) throws -> T) async throws -> T {
+    try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try body(control) })
+            }
+            thread.name = "duckprompt-pulse"
+            thread.start()
+        }
+    } onCancel: {
+        control.cancel()
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+
+/// The dump formats `SinkDumpReader` understands.
+public enum SinkDumpFormat: String, Sendable, Equatable, CaseIterable {
+    /// `pactl list sinks` (PulseAudio 1.1 to 17, pipewire-pulse), any language, with or
+    /// without the `Sink #N` header lines.
+    case pactlText = "pactl"
+    /// `pacmd list-sinks` (PulseAudio only), `* index: N` marking the default sink.
+    case pacmdText = "pacmd"
+    /// `pactl --format=json list sinks` (PulseAudio 16+, pipewire-pulse), or a full
+    /// `pactl --format=json list` whose `sinks` member is read.
+    case pactlJSON = "pactl-json"
+    /// `wpctl inspect <id>` of a PipeWire sink node: properties only, no ports or volume.
+    case wpctlInspect = "wpctl-inspect"
+}
+
+/// Reads sinks from text a user pasted or saved: `pactl list sinks`, `pacmd list-sinks`,
+/// `pactl --format=json list sinks`, or `wpctl inspect` of a sink node.
+///
+/// The reader is pure (no server, no libpulse) and tolerant: dumps pasted without the
+/// `Sink #N` header, indented with tabs or spaces, cut short (`...`), or printed in French or
+/// German are read. It recognises structure (indentation, `key = "value"` property lines, the
+/// shape of port lines) rather than only English key names, because property keys, port names
+/// and the active port are never translated.
+///
+/// Pure; safe from any thread. The formats are those printed by `get_sink_info_callback` in
+/// PulseAudio's `src/utils/pactl.c` (text and JSON) and `pa_sink_list_to_string` in
+/// `src/pulsecore/cli-text.c` (pacmd).
+public enum SinkDumpReader {
+    /// The message every "not a sink dump" error carries; the caller puts the file name in front.
+    static let notADumpMessage = "is not a sink dump: duckprompt reads `pactl list sinks`, "
+        + "`pacmd list-sinks` and `pactl --format=json list sinks` output"
+
+    /// Reads all sinks of a dump.
+    /// - Parameter text: the whole dump.
+    /// - Returns: the sinks in dump order.
+    /// - Throws: `DuckPromptError` `.unsupportedData` when the text is in no known format or
+    ///   holds no sink.
+    public static func read(_ text: String) throws -> [Sink] {
+        try readWithDefault(text).sinks
+    }
+
+    /// Reads all sinks of a dump and the default sink, when the dump says which it is.
+    /// - Parameter text: the whole dump.
+    /// - Returns: the sinks in dump order, and the default sink's name: only `pacmd list-sinks`
+    ///   says it (`* index: N`); nil for the other formats.
+    /// - Throws: `DuckPromptError` `.unsupportedData` when the text is in no known format or
+    ///   holds no sink.
+    public static func readWithDefault(_ text: String) throws -> (sinks: [Sink], defaultSinkName: String?) {
+        let result: (sinks: [Sink], defaultSinkName: String?)
+        switch detectFormat(text) {
+        case .pactlJSON:
+            result = (try PactlJSONReader.read(text), nil)
+        case .pacmdText:
+            result = PacmdTextReader.read(text)
+        case .wpctlInspect:
+            result = (WpctlInspectReader.read(text), nil)
+        case .pactlText:
+            result = (PactlTextReader.read(text), nil)
+        case nil:
+            throw DuckPromptError(.unsupportedData, notADumpMessage)
+        }
+        guard !result.sinks.isEmpty else {
+            throw DuckPromptError(.unsupportedData, notADumpMessage)
+        }
+        return result
+    }
+
+    /// Which format a dump is in, judged from its shape: JSON by its first character, pacmd by
+    /// its `index: N` lines, wpctl by its `id N, type PipeWire:Interface:…` line, pactl text
+    /// otherwise. Nil for empty text. The format says nothing about whether sinks can be read.
+    /// - Parameter text: the whole dump.
+    public static func detectFormat(_ text: String) -> SinkDumpFormat? {
+        let trimmed = text.trimmingSpaces()
+        guard !trimmed.isEmpty else { return nil }
+        if trimmed.hasPrefix("[") || trimmed.hasPrefix("{") { return .pactlJSON }
+        let lines = DumpLine.lines(of: text)
+        if lines.contains(where: { PacmdTextReader.header($0) != nil }) { return .pacmdText }
+        if lines.contains(where: { WpctlInspectReader.header($0) != nil }) { return .wpctlInspect }
+        return .pactlText
+    }
+}
+
+/// `pactl list sinks` text: blocks that start with `Sink #N` (or its translation), or one or
+/// more blocks pasted without that header. Blocks of other objects (`Source #N`,
+/// `Sink Input #N` in a full `pactl list`) are skipped.
+enum PactlTextReader {
+    static func read(_ text: String) -> [Sink] {
+        var sinks: [Sink] = []
+        var current: SinkBlockBuilder?
+        var skipping = false
+
+        func finish() {
+            if let sink = current?.build() { sinks.append(sink) }
+            current = nil
+        }
+
+        for line in DumpLine.lines(of: text) {
+            if let header = line.blockHeader {
+                finish()
+                if DumpVocabulary.sinkHeaderWords.contains(header.word) {
+                    current = SinkBlockBuilder(index: header.index, hasHeader: true)
+                    skipping = false
+                } else {
+                    skipping = true
+                }
+                continue
+            }
+            if skipping || line.isFiller { continue }
+            if current == nil { current = SinkBlockBuilder(hasHeader: false) }
+            if current?.feed(line) == false {
+                finish()
+                current = SinkBlockBuilder(hasHeader: false)
+                _ = current?.feed(line)
+            }
+        }
+        finish()
+        return sinks
+    }
+}

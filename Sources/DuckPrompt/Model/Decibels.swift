@@ -1,0 +1,31 @@
+/// A gain in decibels. 0 dB leaves a volume as it is; -20 dB is a tenth of the amplitude.
+public struct Decibels: Sendable, Equatable, Hashable, Codable, CustomStringConvertible {
+    public var value: Double
+    public init(_ value: Double) { self.value = value }
+
+    public var description: String {
+        value == value.rounded() ? "\(Int(value))dB" : "\(value)dB"
+    }
+
+    /// Parses a volume the way pactl and paplay users write it: `-20dB`, `-20 dB`, `-20`
+    /// (dB), `50%` (libpulse's cubic percentage: `50%` is about -18.1 dB) or a linear factor
+    /// written with a leading `x` or `*` is not accepted — use dB or %.
+    /// - Throws: `DuckPromptError(.usage)` naming the text.
+    /// Percentages are converted with libpulse (`pa_sw_volume_to_dB`).
+    public init(parsing text: String) throws {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        let lower = t.lowercased()
+        if lower.hasSuffix("db"), let v = Double(lower.dropLast(2).trimmingCharacters(in: .whitespaces)),
+           v.isFinite {
+            self.init(v)
+        } else if lower.hasSuffix("%"), let p = Double(lower.dropLast()), p.isFinite, p >= 0 {
+            self.init(VolumeMath.decibels(fromPercent: p))
+        } else if let v = Double(lower), v.isFinite {
+            self.init(v)
+        } else {
+            throw DuckPromptError(.usage, "'\(text)' is not a volume: write it in dB (-20dB) or percent (50%)")
+        }
+    }
+}
+
+import Foundation

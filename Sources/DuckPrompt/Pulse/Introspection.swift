@@ -1,0 +1,196 @@
+import CPulseAudio
+
+/// Boxes that collect the results of one libpulse query. Each is kept alive by the caller for
+/// the duration of the (synchronous) wait, and passed unretained as `userdata`.
+private final class ListBox<Element>: @unchecked Sendable {
+    let mainloop: OpaquePointer
+    var items: [Element] = []
+    var failed = false
+    init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+}
+
+private final class ServerInfoBox: @unchecked Sendable {
+    let mainloop: OpaquePointer
+    var defaultSinkName: String?
+    var serverName = ""
+    var serverVersion = ""
+    init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+}
+
+/// What `pa_context_get_server_info` tells.
+struct ServerInfo: Sendable {
+    var defaultSinkName: String?
+    var serverName: String
+    var serverVersion: String
+}
+
+extension PulseConnection {
+    /// Reads sinks, sink-inputs and the server info in one round trip (three pipelined queries).
+    ///
+    /// - Throws: `.unavailable` when the connection is lost.
+    /// libpulse: `pa_context_get_sink_info_list`, `pa_context_get_sink_input_info_list`,
+    /// `pa_context_get_server_info`.
+    func snapshot() throws -> (Snapshot, ServerInfo) {
+        let sinks = ListBox<Sink>(mainloop: mainloop)
+        let inputs = ListBox<SinkInput>(mainloop: mainloop)
+        let server = ServerInfoBox(mainloop: mainloop)
+        try withExtendedLifetime((sinks, inputs, server)) {
+            try withLock {
+                let op1 = pa_context_get_sink_info_list(context, { _, info, eol, userdata in
+                    let box = Unmanaged<ListBox<Sink>>.fromOpaque(userdata!).takeUnretainedValue()
+                    if eol != 0 {
+                        if eol < 0 { box.failed = true }
+                        pa_threaded_mainloop_signal(box.mainloop, 0)
+                        return
+                    }
+                    if let info { box.items.append(Sink(info.pointee)) }
+                }, Unmanaged.passUnretained(sinks).toOpaque())
+                let op2 = pa_context_get_sink_input_info_list(context, { _, info, eol, userdata in
+                    let box = Unmanaged<ListBox<SinkInput>>.fromOpaque(userdata!).takeUnretainedValue()
+                    if eol != 0 {
+                        if eol < 0 { box.failed = true }
+                        pa_threaded_mainloop_signal(box.mainloop, 0)
+                        return
+                    }
+                    if let info { box.items.append(SinkInput(info.pointee)) }
+                }, Unmanaged.passUnretained(inputs).toOpaque())
+                let op3 = pa_context_get_server_info(context, { _, info, userdata in
+                    let box = Unmanaged<ServerInfoBox>.fromOpaque(userdata!).takeUnretainedValue()
+                    if let info {
+                        box.defaultSinkName = info.pointee.default_sink_name.map { String(cString: $0) }
+                        box.serverName = info.pointee.server_name.map { String(cString: $0) } ?? ""
+                        box.serverVersion = info.pointee.server_version.map { String(cString: $0) } ?? ""
+                    }
+                    pa_threaded_mainloop_signal(box.mainloop, 0)
+                }, Unmanaged.passUnretained(server).toOpaque())
+                try waitLocked(for: op1, what: "listing sinks")
+                try waitLocked(for: op2, what: "listing sink-inputs")
+                try waitLocked(for: op3, what: "reading server info")
+            }
+        }
+        if sinks.failed || inputs.failed {
+            throw DuckPromptError(.internal, "the server refused to list sinks or sink-inputs")
+        }
+        let snapshot = Snapshot(sinks: sinks.items, sinkInputs: inputs.items,
+                                defaultSinkName: server.defaultSinkName)
+        return (snapshot, ServerInfo(defaultSinkName: server.defaultSinkName,
+                                     serverName: server.serverName,
+                                     serverVersion: server.serverVersion))
+    }
+}
+
+// MARK: - Copying out of the C structs (libpulse frees them when the callback returns)
+
+/// Copies a `pa_proplist` into a dictionary; binary values are skipped.
+/// libpulse: `pa_proplist_iterate`, `pa_proplist_gets`.
+func proplistDictionary(_ list: OpaquePointer?) -> [String: String] {
+    guard let list else { return [:] }
+    var result: [String: String] = [:]
+    var state: UnsafeMutableRawPointer? = nil
+    while let key = pa_proplist_iterate(list, &state) {
+        if let value = pa_proplist_gets(list, key) {
+            result[String(cString: key)] = String(cString: value)
+        }
+    }
+    return result
+}
+
+/// Copies a `pa_cvolume` into `ChannelVolumes`.
+func channelVolumes(_ cv: pa_cvolume) -> ChannelVolumes {
+    var copy = cv
+    let count = Int(cv.channels)
+    return withUnsafeBytes(of: &copy.values) { raw in
+        ChannelVolumes(Array(raw.bindMemory(to: UInt32.self).prefix(count)))
+    }
+}
+
+/// Builds a `pa_cvolume` from `ChannelVolumes`.
+func cvolume(_ volumes: ChannelVolumes) -> pa_cvolume {
+    var cv = pa_cvolume()
+    cv.channels = UInt8(min(volumes.values.count, Int(PA_CHANNELS_MAX)))
+    withUnsafeMutableBytes(of: &cv.values) { raw in
+        let buffer = raw.bindMemory(to: UInt32.self)
+        for (i, v) in volumes.values.prefix(Int(cv.channels)).enumerated() { buffer[i] = v }
+    }
+    return cv
+}
+
+/// Channel position names of a `pa_channel_map` (`pa_channel_position_to_string`).
+func channelNames(_ map: pa_channel_map) -> [String] {
+    var copy = map
+    let count = Int(map.channels)
+    return withUnsafeBytes(of: &copy.map) { raw in
+        raw.bindMemory(to: pa_channel_position_t.self).prefix(count).map {
+            pa_channel_position_to_string($0).map { String(cString: $0) } ?? "aux"
+        }
+    }
+}
+
+extension Sink {
+    /// Copies a `pa_sink_info`.
+    init(_ info: pa_sink_info) {
+        var ports: [Port] = []
+        if let list = info.ports {
+            for i in 0..<Int(info.n_ports) {
+                guard let p = list[i]?.pointee else { continue }
+                ports.append(Port(p))
+            }
+        }
+        let flagNames: [(UInt32, String)] = [
+            (PA_SINK_HW_VOLUME_CTRL.rawValue, "HW_VOLUME_CTRL"), (PA_SINK_LATENCY.rawValue, "LATENCY"),
+            (PA_SINK_HARDWARE.rawValue, "HARDWARE"), (PA_SINK_NETWORK.rawValue, "NETWORK"),
+            (PA_SINK_HW_MUTE_CTRL.rawValue, "HW_MUTE_CTRL"),
+            (PA_SINK_DECIBEL_VOLUME.rawValue, "DECIBEL_VOLUME"),
+            (PA_SINK_FLAT_VOLUME.rawValue, "FLAT_VOLUME"),
+            (PA_SINK_DYNAMIC_LATENCY.rawValue, "DYNAMIC_LATENCY"),
+            (PA_SINK_SET_FORMATS.rawValue, "SET_FORMATS"),
+        ]
+        let state: SinkState = switch info.state {
+        case PA_SINK_RUNNING: .running
+        case PA_SINK_IDLE: .idle
+        case PA_SINK_SUSPENDED: .suspended
+        default: .unknown
+        }
+        self.init(
+            index: info.index,
+            name: info.name.map { String(cString: $0) } ?? "",
+            description: info.description.map { String(cString: $0) } ?? "",
+            driver: info.driver.map { String(cString: $0) } ?? "",
+            state: state,
+            volume: channelVolumes(info.volume),
+            channelMap: channelNames(info.channel_map),
+            mute: info.mute != 0,
+            flags: Set(flagNames.filter { info.flags.rawValue & $0.0 != 0 }.map(\.1)),
+            ports: ports,
+            activePortName: info.active_port?.pointee.name.map { String(cString: $0) },
+            properties: proplistDictionary(info.proplist),
+            ownerModule: info.owner_module == dp_pa_invalid_index() ? nil : info.owner_module)
+    }
+}
+
+extension Port {
+    /// Copies a `pa_sink_port_info`.
+    init(_ p: pa_sink_port_info) {
+        let availability: PortAvailability = switch UInt32(p.available) {
+        case PA_PORT_AVAILABLE_YES.rawValue: .yes
+        case PA_PORT_AVAILABLE_NO.rawValue: .no
+        default: .unknown
+        }
+        self.init(name: p.name.map { String(cString: $0) } ?? "",
+                  description: p.description.map { String(cString: $0) } ?? "",
+                  type: PortType(paValue: p.type), priority: p.priority,
+                  availability: availability)
+    }
+}
+
+extension SinkInput {
+    /// Copies a `pa_sink_input_info`.
+    init(_ info: pa_sink_input_info) {
+        self.init(index: info.index, sinkIndex: info.sink,
+                  name: info.name.map { String(cString: $0) } ?? "",
+                  volume: channelVolumes(info.volume), mute: info.mute != 0,
+                  corked: info.corked != 0, hasVolume: info.has_volume != 0,
+                  volumeWritable: info.volume_writable != 0,
+                  properties: proplistDictionary(info.proplist))
+    }
+}

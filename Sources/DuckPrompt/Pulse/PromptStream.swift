@@ -1,0 +1,185 @@
+import CPulseAudio
+
+/// Pulls float32 interleaved frames: fills at most `frames` frames into the buffer and returns
+/// how many it wrote; 0 means the end. Called on the mainloop thread.
+typealias FramePuller = (_ buffer: UnsafeMutablePointer<Float>, _ frames: Int) -> Int
+
+private final class StreamBox: @unchecked Sendable {
+    let mainloop: OpaquePointer
+    let pull: FramePuller
+    let channels: Int
+    var stream: OpaquePointer?
+    var reachedEnd = false
+    var drained = false
+    var framesWritten: Int64 = 0
+    init(mainloop: OpaquePointer, channels: Int, pull: @escaping FramePuller) {
+        self.mainloop = mainloop
+        self.channels = channels
+        self.pull = pull
+    }
+}
+
+/// The prompt's playback stream: float32 at the source's rate and channel count, connected
+/// corked to one sink with a small buffer, fed from a `FramePuller` on the loop thread, and
+/// drained so that its last sample is heard before it ends.
+///
+/// libpulse: `pa_stream_new_with_proplist`, `pa_stream_connect_playback`
+/// (`PA_STREAM_START_CORKED | PA_STREAM_ADJUST_LATENCY`), `pa_stream_begin_write`,
+/// `pa_stream_write`, `pa_stream_drain`, `pa_stream_cork`.
+final class PromptStream: @unchecked Sendable {
+    private let connection: PulseConnection
+    private let stream: OpaquePointer
+    private let box: StreamBox
+
+    /// Creates the stream and starts connecting it, corked, to `sinkName`; does not wait.
+    ///
+    /// - Parameters:
+    ///   - rate: sample rate in Hz (1 … `PA_RATE_MAX`).
+    ///   - channels: channel count (1 … 32), WAVEEX channel order.
+    ///   - sinkName: `pa_sink_info.name` of the routed sink.
+    ///   - properties: stream properties (`media.role`, `media.name` …).
+    ///   - volume: the stream's own gain, or nil for the server's saved volume.
+    ///   - latencyMs: target buffer (`pa_buffer_attr.tlength`) in ms.
+    /// - Throws: `.internal` when libpulse refuses the sample spec or the connection.
+    init(connection: PulseConnection, rate: Int, channels: Int, sinkName: String,
+         properties: [String: String], volume: Decibels?, latencyMs: Int,
+         pull: @escaping FramePuller) throws {
+        self.connection = connection
+        box = StreamBox(mainloop: connection.mainloop, channels: channels, pull: pull)
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate),
+                                  channels: UInt8(channels))
+        guard pa_sample_spec_valid(&spec) != 0 else {
+            throw DuckPromptError(.unsupportedData,
+                "\(rate) Hz with \(channels) channels is not a sample format the server accepts")
+        }
+        var map = pa_channel_map()
+        pa_channel_map_init_extend(&map, UInt32(channels), PA_CHANNEL_MAP_WAVEEX)
+        let props = pa_proplist_new()
+        defer { pa_proplist_free(props) }
+        for (k, v) in properties { pa_proplist_sets(props, k, v) }
+        let created: OpaquePointer? = connection.withLock {
+            pa_stream_new_with_proplist(connection.context, properties[PA_PROP_MEDIA_NAME] ?? "prompt",
+                                        &spec, &map, props)
+        }
+        guard let created else {
+            throw DuckPromptError(.internal, "cannot create the prompt stream: \(connection.withLock { connection.lastErrorLocked })")
+        }
+        stream = created
+        box.stream = created
+        var attr = pa_buffer_attr()
+        attr.maxlength = UInt32.max
+        attr.minreq = UInt32.max
+        attr.prebuf = UInt32.max
+        attr.fragsize = UInt32.max
+        attr.tlength = UInt32(pa_usec_to_bytes(UInt64(max(1, latencyMs)) * 1000, &spec))
+        var cv = pa_cvolume()
+        if let volume {
+            pa_cvolume_set(&cv, UInt32(channels), VolumeMath.volume(fromDecibels: volume.value))
+        }
+        let flags = pa_stream_flags_t(PA_STREAM_START_CORKED.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        let userdata = Unmanaged.passUnretained(box).toOpaque()
+        let result: Int32 = connection.withLock {
+            pa_stream_set_state_callback(stream, { _, userdata in
+                let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
+                pa_threaded_mainloop_signal(box.mainloop, 0)
+            }, userdata)
+            pa_stream_set_write_callback(stream, { stream, nbytes, userdata in
+                let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
+                PromptStream.fill(stream!, requested: nbytes, box: box)
+            }, userdata)
+            if volume != nil {
+                return pa_stream_connect_playback(stream, sinkName, &attr, flags, &cv, nil)
+            }
+            return pa_stream_connect_playback(stream, sinkName, &attr, flags, nil, nil)
+        }
+        if result < 0 {
+            let reason = connection.withLock { connection.lastErrorLocked }
+            connection.withLock { pa_stream_unref(stream) }
+            throw DuckPromptError(.unavailable, "cannot play on sink '\(sinkName)': \(reason)")
+        }
+    }
+
+    /// The write callback's body, on the loop thread: pull frames, write, drain at the end.
+    private static func fill(_ stream: OpaquePointer, requested: Int, box: StreamBox) {
+        guard !box.reachedEnd else { return }
+        let frameBytes = box.channels * MemoryLayout<Float>.size
+        var remaining = requested
+        while remaining >= frameBytes {
+            var data: UnsafeMutableRawPointer? = nil
+            var size = remaining
+            guard pa_stream_begin_write(stream, &data, &size) >= 0, let data, size >= frameBytes else { return }
+            let frames = box.pull(data.bindMemory(to: Float.self, capacity: size / 4),
+                                  size / frameBytes)
+            if frames == 0 {
+                pa_stream_cancel_write(stream)
+                box.reachedEnd = true
+                let op = pa_stream_drain(stream, { _, _, userdata in
+                    let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
+                    box.drained = true
+                    pa_threaded_mainloop_signal(box.mainloop, 0)
+                }, Unmanaged.passUnretained(box).toOpaque())
+                if let op { pa_operation_unref(op) }
+                return
+            }
+            pa_stream_write(stream, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
+            box.framesWritten += Int64(frames)
+            remaining -= frames * frameBytes
+        }
+    }
+
+    /// Waits until the stream is connected (or failed); returns its sink-input index.
+    /// - Throws: `.unavailable` when the server refused the stream or the connection dropped.
+    func waitReady() throws -> UInt32 {
+        try connection.withLock {
+            while true {
+                let state = pa_stream_get_state(stream)
+                if state == PA_STREAM_READY { return pa_stream_get_index(stream) }
+                if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
+                    throw DuckPromptError(.unavailable,
+                        "the server refused the prompt stream: \(connection.lastErrorLocked)")
+                }
+                connection.waitLocked()
+            }
+        }
+    }
+
+    /// Uncorks: playback starts. `pa_stream_cork(s, 0)`.
+    func start() {
+        connection.withLock {
+            let op = pa_stream_cork(stream, 0, nil, nil)
+            if let op { pa_operation_unref(op) }
+        }
+    }
+
+    /// Waits until the last sample has been played (`pa_stream_drain` acknowledged), or until
+    /// the connection is interrupted. Returns false when interrupted.
+    /// - Throws: `.unavailable` when the stream or connection fails.
+    func waitDrained() throws -> Bool {
+        try connection.withLock {
+            while !box.drained {
+                if connection.interrupted { return false }
+                let state = pa_stream_get_state(stream)
+                if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
+                    throw DuckPromptError(.unavailable,
+                        "the prompt stream failed: \(connection.lastErrorLocked)")
+                }
+                connection.waitLocked()
+            }
+            return true
+        }
+    }
+
+    /// Frames handed to the server so far.
+    var framesWritten: Int64 { connection.withLock { box.framesWritten } }
+
+    /// Disconnects and releases the stream (`pa_stream_disconnect`, `pa_stream_unref`).
+    /// Idempotent through deinit; call once.
+    func close() {
+        connection.withLock {
+            pa_stream_set_write_callback(stream, nil, nil)
+            pa_stream_set_state_callback(stream, nil, nil)
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import CPulseAudio
+import Foundation
+
+/// One libpulse connection: a `pa_threaded_mainloop` and a `pa_context` in the READY state.
+///
+/// The only type (with its extensions in this folder) that calls libpulse. Every call into
+/// libpulse holds the loop lock (`withLock`). C callbacks capture nothing: they get the
+/// mainloop or a box through `userdata`, copy data out, and `pa_threaded_mainloop_signal`.
+/// Blocking waits use the documented threaded-mainloop pattern (`pa_threaded_mainloop_wait`
+/// inside the lock) and therefore run on a dedicated thread, never inside the loop's thread.
+final class PulseConnection: @unchecked Sendable {
+    let mainloop: OpaquePointer
+    let context: OpaquePointer
+    /// The server as the user would name it in an error message.
+    let serverDescription: String
+    /// Set by `interrupt()`: every blocking wait returns early once it is true.
+    private(set) var interrupted = false
+
+    /// Connects and waits for the context to be READY.
+    ///
+    /// - Parameters:
+    ///   - server: a libpulse server string (`unix:/path`, `tcp:host:port`), or nil for the
+    ///     default (`PULSE_SERVER`, then `$XDG_RUNTIME_DIR/pulse/native`).
+    ///   - clientName: `application.name` of the client.
+    ///   - timeout: give up after this long.
+    /// - Throws: `DuckPromptError(.unavailable)` naming the server when it refuses, fails or
+    ///   does not answer in time. libpulse: `pa_context_connect` with `PA_CONTEXT_NOAUTOSPAWN`.
+    init(server: String?, clientName: String, timeout: Duration) throws {
+        serverDescription = PulseConnection.describe(server: server)
+        guard let ml = pa_threaded_mainloop_new() else {
+            throw DuckPromptError(.internal, "pa_threaded_mainloop_new failed")
+        }
+        let api = pa_threaded_mainloop_get_api(ml)
+        let props = pa_proplist_new()
+        pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, clientName)
+        pa_proplist_sets(props, PA_PROP_APPLICATION_ID, "org.duckprompt")
+        guard let ctx = pa_context_new_with_proplist(api, clientName, props) else {
+            pa_proplist_free(props)
+            pa_threaded_mainloop_free(ml)
+            throw DuckPromptError(.internal, "pa_context_new failed")
+        }
+        pa_proplist_free(props)
+        mainloop = ml
+        context = ctx
+        let userdata = UnsafeMutableRawPointer(ml)
+        pa_context_set_state_callback(ctx, { _, userdata in
+            pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
+        }, userdata)
+
+        pa_threaded_mainloop_lock(ml)
+        defer { pa_threaded_mainloop_unlock(ml) }
+        guard pa_threaded_mainloop_start(ml) >= 0 else {
+            throw DuckPromptError(.internal, "pa_threaded_mainloop_start failed")
+        }
+        if pa_context_connect(ctx, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
+            throw connectError()
+        }
+        let deadline = ContinuousClock.now + timeout
+        let usec = UInt64(max(0, timeout.components.seconds)) * 1_000_000
+            + UInt64(max(0, timeout.components.attoseconds) / 1_000_000_000_000)
+        let timer = pa_context_rttime_new(ctx, pa_rtclock_now() + usec, { _, _, _, userdata in
+            pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
+        }, userdata)
+        defer { if let timer { api?.pointee.time_free(timer) } }
+        while true {
+            let state = pa_context_get_state(ctx)
+            if state == PA_CONTEXT_READY { break }
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { throw connectError() }
+            if ContinuousClock.now >= deadline {
+                throw DuckPromptError(.unavailable,
+                    "no answer from the sound server at \(serverDescription) within \(timeout.seconds) s")
+            }
+            pa_threaded_mainloop_wait(ml)
+        }
+    }
+
+    private func connectError() -> DuckPromptError {
+        let reason = String(cString: pa_strerror(pa_context_errno(context)))
+        return DuckPromptError(.unavailable,
+            "cannot connect to the sound server at \(serverDescription): \(reason)")
+    }
+
+    static func describe(server: String?) -> String {
+        if let server, !server.isEmpty { return server }
+        let env = ProcessInfo.processInfo.environment
+        if let s = env["PULSE_SERVER"], !s.isEmpty { return s }
+        if let dir = env["XDG_RUNTIME_DIR"], !dir.isEmpty { return "unix:\(dir)/pulse/native" }
+        return "the default server"
+    }
+
+    deinit {
+        pa_threaded_mainloop_lock(mainloop)
+        pa_context_set_state_callback(context, nil, nil)
+        pa_context_disconnect(context)
+        pa_context_unref(context)
+        pa_threaded_mainloop_unlock(mainloop)
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+    }
+
+    /// Runs `body` holding the loop lock (`pa_threaded_mainloop_lock`).
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        return try body()
+    }
+
+    /// Waits for a signal from the loop. Call with the lock held. `pa_threaded_mainloop_wait`.
+    func waitLocked() { pa_threaded_mainloop_wait(mainloop) }
+
+    /// Makes every current and later blocking wait return early (used for signals and Task
+    /// cancellation). Thread-safe.
+    func interrupt() {
+        withLock {
+            interrupted = true
+            pa_threaded_mainloop_signal(mainloop, 0)
+        }
+    }
+
+    /// Whether the context is still usable. Call with the lock held.
+    var isAliveLocked: Bool { pa_context_get_state(context) == PA_CONTEXT_READY }
+
+    /// The context's last error as text (`pa_strerror(pa_context_errno)`). Lock held.
+    var lastErrorLocked: String { String(cString: pa_strerror(pa_context_errno(context))) }
+
+    /// Waits, lock held, until `op` is no longer running or the context dies; unrefs it.
+    /// Ignores `interrupted`: queries are short and their results are needed for a clean stop.
+    func waitLocked(for op: OpaquePointer?, what: String) throws {
+        guard let op else {
+            throw DuckPromptError(.internal, "\(what) failed: \(lastErrorLocked)")
+        }
+        defer { pa_operation_unref(op) }
+        while pa_operation_get_state(op) == PA_OPERATION_RUNNING {
+            guard isAliveLocked else {
+                throw DuckPromptError(.unavailable,
+                    "lost the connection to the sound server at \(serverDescription)")
+            }
+            waitLocked()
+        }
+    }
+}
+
+extension Duration {
+    /// Seconds as a Double, for messages.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+extension PulseConnection {
+    /// The libpulse version linked at run time (`pa_get_library_version`).
+    static var libraryVersion: String { String(cString: pa_get_library_version()) }
+
+    /// Standard property keys, from libpulse's `PA_PROP_*` macros.
+    static let mediaRoleKey = PA_PROP_MEDIA_ROLE
+    static let mediaNameKey = PA_PROP_MEDIA_NAME
+    static let applicationNameKey = PA_PROP_APPLICATION_NAME
+}

@@ -1,0 +1,39 @@
+import CPulseAudio
+
+/// Volume arithmetic, all of it through libpulse: UI percentages are cubic, and only
+/// libpulse's own functions agree with what pactl and pavucontrol show. Pure (no server).
+public enum VolumeMath {
+    /// `pa_volume_t` for 0 dB (`PA_VOLUME_NORM`, 65536).
+    public static let norm: UInt32 = dp_pa_volume_norm()
+
+    /// The software factor for a gain: `pa_sw_volume_from_dB`. -inf dB gives `PA_VOLUME_MUTED`.
+    public static func volume(fromDecibels dB: Double) -> UInt32 { pa_sw_volume_from_dB(dB) }
+
+    /// The gain of a `pa_volume_t`: `pa_sw_volume_to_dB` (-inf for muted).
+    public static func decibels(of volume: UInt32) -> Double { pa_sw_volume_to_dB(volume) }
+
+    /// The gain of a pactl percentage (100 % = `PA_VOLUME_NORM`, cubic scale).
+    public static func decibels(fromPercent percent: Double) -> Double {
+        pa_sw_volume_to_dB(UInt32(min(Double(dp_pa_volume_max()), (percent / 100 * Double(norm)).rounded())))
+    }
+
+    /// Each channel multiplied by a gain: `pa_sw_volume_multiply(v, pa_sw_volume_from_dB(dB))`.
+    /// - Parameters:
+    ///   - volumes: per-channel `pa_volume_t`, any channel order.
+    ///   - dB: the gain; 0 returns `volumes` unchanged, -infinity mutes.
+    public static func scale(_ volumes: ChannelVolumes, by dB: Double) -> ChannelVolumes {
+        if dB == 0 { return volumes }
+        let factor = pa_sw_volume_from_dB(dB)
+        return ChannelVolumes(volumes.values.map { pa_sw_volume_multiply($0, factor) })
+    }
+
+    /// Each channel divided by a gain (`pa_sw_volume_divide`): the inverse of `scale`, used
+    /// to take a hidden duck factor back out of a volume the user set while ducked.
+    public static func unscale(_ volumes: ChannelVolumes, by dB: Double) -> ChannelVolumes {
+        if dB == 0 { return volumes }
+        let factor = pa_sw_volume_from_dB(dB)
+        return ChannelVolumes(volumes.values.map {
+            min(dp_pa_volume_max(), pa_sw_volume_divide($0, factor))
+        })
+    }
+}

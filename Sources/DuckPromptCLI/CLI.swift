@@ -1,0 +1,200 @@
+import DuckPrompt
+import Foundation
+
+/// The `duckprompt` command: parses arguments, calls the library once, prints.
+public enum DuckPromptCLI {
+    public static let version = "0.1.0"
+
+    /// Runs the command line and returns the exit status (see `Help.main` for the codes).
+    /// Output goes to stdout, errors to stderr as one line starting `duckprompt: `.
+    public static func main(_ arguments: [String]) async -> Int32 {
+        var args = Array(arguments.dropFirst())
+        guard let verb = args.first else {
+            FileHandle.standardError.write(Data("duckprompt: missing subcommand (see duckprompt --help)\n".utf8))
+            return 64
+        }
+        args.removeFirst()
+        do {
+            switch verb {
+            case "-h", "--help", "help":
+                if let topic = args.first { return try await main(["duckprompt", topic, "--help"]) }
+                print(Help.main)
+                return 0
+            case "--version", "-V":
+                let v = DuckPrompt.libraryVersions
+                print("duckprompt \(version) (libpulse \(v.libpulse), \(v.libsndfile))")
+                return 0
+            case "play": return try await PlayCommand.run(args)
+            case "devices": return try await DevicesCommand.run(args, routeOnly: false)
+            case "route": return try await DevicesCommand.run(args, routeOnly: true)
+            default:
+                throw UsageError("unknown subcommand '\(verb)' (see duckprompt --help)")
+            }
+        } catch let error as UsageError {
+            printError(error.message)
+            return 64
+        } catch let error as DuckPromptError {
+            printError(error.message)
+            return error.exitCode
+        } catch {
+            printError("internal error: \(error)")
+            return 70
+        }
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("duckprompt: \(message)\n".utf8))
+    }
+}
+
+/// Options every verb that talks to a server takes.
+enum CommonOptions {
+    static let valued: Set<String> = ["server", "client-name", "timeout"]
+    static let short: [Character: String] = ["s": "server", "n": "client-name", "h": "help"]
+
+    static func server(_ r: ArgumentScanner.Result) throws -> ServerOptions {
+        var options = ServerOptions()
+        options.server = r.last("server")
+        if let name = r.last("client-name") {
+            guard !name.isEmpty else { throw UsageError("--client-name must not be empty") }
+            options.clientName = name
+        }
+        if let t = r.last("timeout") { options.timeout = try OptionValue.duration(t, option: "timeout") }
+        return options
+    }
+}
+
+enum PlayCommand {
+    static let scanner = ArgumentScanner(
+        valued: CommonOptions.valued.union(["device", "duck", "duck-mode", "attack-ms", "release-ms",
+                                            "volume", "latency-msec", "property"]),
+        flags: ["help", "verbose"],
+        short: CommonOptions.short.merging(["d": "device", "v": "verbose"]) { a, _ in a })
+
+    static func run(_ args: [String]) async throws -> Int32 {
+        let r = try scanner.scan(args, verb: "play")
+        if r.has("help") { print(Help.play); return 0 }
+        guard r.positionals.count == 1 else {
+            throw UsageError(r.positionals.isEmpty ? "play needs a FILE (see duckprompt play --help)"
+                                                   : "play takes one FILE, got \(r.positionals.count)")
+        }
+        let server = try CommonOptions.server(r)
+        var options = PlayOptions()
+        if let d = r.last("device") { options.device = DeviceRequest(parsing: d) }
+        if let d = r.last("duck") {
+            options.duck = try OptionValue.decibels(d, option: "duck")
+            guard options.duck.value <= 0 else {
+                throw UsageError("--duck '\(d)' would raise other streams: give a negative gain such as -20dB")
+            }
+        }
+        if let m = r.last("duck-mode") {
+            guard let mode = DuckMode(rawValue: m) else {
+                throw UsageError("--duck-mode '\(m)' is not one of: \(DuckMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            options.duckMode = mode
+        }
+        if let a = r.last("attack-ms") { options.attackMs = try OptionValue.milliseconds(a, option: "attack-ms") }
+        if let a = r.last("release-ms") { options.releaseMs = try OptionValue.milliseconds(a, option: "release-ms") }
+        if let v = r.last("volume") { options.volume = try OptionValue.decibels(v, option: "volume") }
+        if let l = r.last("latency-msec") {
+            options.latencyMs = try OptionValue.milliseconds(l, option: "latency-msec", range: 1...10_000)
+        }
+        for p in r.all("property") {
+            let (k, v) = try OptionValue.property(p)
+            options.properties[k] = v
+        }
+        let path = r.positionals[0]
+
+        let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
+        let task = Task { try await DuckPrompt.play(file: path, options: options, server: server) }
+        signals.onSignal { task.cancel() }
+        do {
+            let report = try await task.value
+            if r.has("verbose") {
+                let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
+                FileHandle.standardError.write(Data("""
+                    duckprompt: played \(report.framesPlayed) frames on \(report.route.sink.name): \(report.route.reason)
+                    duckprompt: ducked and restored: \(ducked.isEmpty ? "none" : ducked)
+
+                    """.utf8))
+            }
+            return 0
+        } catch is CancellationError {
+            let signal = signals.received ?? SIGINT
+            return 128 + signal
+        }
+    }
+}
+
+enum DevicesCommand {
+    static let scanner = ArgumentScanner(
+        valued: CommonOptions.valued.union(["device"]),
+        flags: ["help", "json"],
+        short: CommonOptions.short.merging(["d": "device"]) { a, _ in a })
+
+    static func run(_ args: [String], routeOnly: Bool) async throws -> Int32 {
+        let verb = routeOnly ? "route" : "devices"
+        let r = try scanner.scan(args, verb: verb)
+        if r.has("help") { print(routeOnly ? Help.route : Help.devices); return 0 }
+        guard r.positionals.isEmpty else {
+            throw UsageError("\(verb) takes no arguments, got '\(r.positionals[0])'")
+        }
+        let server = try CommonOptions.server(r)
+        let request = r.last("device").map(DeviceRequest.init(parsing:))
+        let listing = try await DuckPrompt.devices(request: request, server: server)
+        if routeOnly {
+            if r.has("json") { print(Output.routeJSON(listing)) } else {
+                guard let route = listing.route else { throw listing.routeError! }
+                print("\(route.sink.name)\t\(route.classification.kind.rawValue)\t\(route.reason)")
+            }
+            if listing.route == nil, let error = listing.routeError {
+                if r.has("json") { CLIErrors.print(error) }
+                return error.exitCode
+            }
+        } else {
+            print(r.has("json") ? Output.devicesJSON(listing) : Output.devicesTable(listing))
+        }
+        return 0
+    }
+}
+
+enum CLIErrors {
+    static func print(_ error: DuckPromptError) { DuckPromptCLI.printError(error.message) }
+}
+
+/// Catches SIGINT/SIGTERM/SIGHUP with dispatch sources (the default action is ignored while
+/// trapped) and remembers the first one received.
+final class SignalTrap: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+    private let lock = NSLock()
+    private var first: Int32?
+    private let queue = DispatchQueue(label: "duckprompt.signals")
+
+    init(_ signals: [Int32]) {
+        // A parent may have started us with these blocked (children of dispatch worker
+        // threads inherit their mask); unblock them so the dispatch sources see them.
+        var set = sigset_t()
+        sigemptyset(&set)
+        for sig in signals { sigaddset(&set, sig) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        for sig in signals {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+            sources.append(source)
+        }
+    }
+
+    var received: Int32? { lock.withLock { first } }
+
+    func onSignal(_ handler: @escaping @Sendable () -> Void) {
+        for source in sources {
+            let sig = Int32(source.handle)
+            source.setEventHandler { [weak self] in
+                guard let self else { return }
+                self.lock.withLock { if self.first == nil { self.first = sig } }
+                handler()
+            }
+            source.resume()
+        }
+    }
+}

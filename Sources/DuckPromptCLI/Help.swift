@@ -1,0 +1,80 @@
+/// Help texts, laid out OVERVIEW / USAGE / ARGUMENTS / OPTIONS as swift-argument-parser does.
+enum Help {
+    static let common = """
+      -s, --server SERVER     Sound server to connect to (libpulse server string, e.g.
+                              unix:/run/user/1000/pulse/native). Default: $PULSE_SERVER,
+                              then the user's default server.
+      -n, --client-name NAME  Client name the server shows (default: duckprompt).
+      --timeout TIME          Give up connecting after TIME (5, 2.5s, 500ms; default 5s).
+      -h, --help              Show this help.
+    """
+
+    static let main = """
+    OVERVIEW: Play a voice prompt on the device the user is listening with, ducking everything else.
+
+    USAGE: duckprompt <subcommand> [options]
+
+    SUBCOMMANDS:
+      play FILE               Route, duck, play FILE whole, restore every volume.
+      devices                 List the sinks, their kind, and where a prompt would go.
+      route                   Say which sink a prompt would go to, and why (no sound).
+
+    OPTIONS:
+      --version               Show duckprompt, libpulse and libsndfile versions.
+      -h, --help              Show this help.
+
+    See 'duckprompt <subcommand> --help'. Exit codes: 0 ok, 64 usage, 65 unreadable or
+    unsupported audio, 66 file missing or unreadable, 69 no server or no usable sink,
+    70 internal error, 128+N killed by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+    """
+
+    static let play = """
+    OVERVIEW: Play a prompt on the routed sink while every other stream is ducked.
+
+    USAGE: duckprompt play [options] FILE
+
+    ARGUMENTS:
+      FILE                    Audio file libsndfile can read: WAV, FLAC, Ogg Vorbis/Opus,
+                              MP3, AIFF, … Played in float32 at its own rate and channels.
+
+    OPTIONS:
+      -d, --device SINK       Play on SINK: a sink name, #INDEX or @DEFAULT_SINK@.
+                              Default: $PULSE_SINK, else the routing rules (duckprompt route).
+      --duck GAIN             Lower other streams by GAIN while the prompt plays, relative to
+                              their own volume, per channel: -20dB (default), 50%. 0dB: no duck.
+      --duck-mode MODE        duck (default) or none.
+      --attack-ms MS          Ramp down over MS before the first prompt sample (default 200).
+      --release-ms MS         Ramp back over MS after the last sample was heard (default 500).
+      --volume GAIN           The prompt's own volume: -6dB, 80%. Default: the server's saved
+                              volume for media.role=navigation.
+      --latency-msec MS       Prompt stream buffer (tlength) in ms (default 40).
+      --property KEY=VALUE    Set a stream property (repeatable), e.g. media.role=event.
+      -v, --verbose           Print the route and the ducked streams on stderr.
+    \(common)
+    """
+
+    static let devices = """
+    OVERVIEW: List the sinks with their kind, and mark the one a prompt would go to.
+
+    USAGE: duckprompt devices [--json] [options]
+
+    One line per sink: index, name, kind, external yes/no, state, active port. '*' marks the
+    sink a prompt would go to, 'default' the server's default sink.
+
+    OPTIONS:
+      --json                  Print JSON (see Docs/json.md).
+      -d, --device SINK       Route as if SINK had been asked for.
+    \(common)
+    """
+
+    static let route = """
+    OVERVIEW: Print the sink a prompt would go to, and the one-sentence reason. Plays nothing.
+
+    USAGE: duckprompt route [--json] [options]
+
+    OPTIONS:
+      --json                  Print JSON (see Docs/json.md).
+      -d, --device SINK       Route as if SINK had been asked for.
+    \(common)
+    """
+}

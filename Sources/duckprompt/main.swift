@@ -1,0 +1,3 @@
+import DuckPromptCLI
+import Foundation
+exit(await DuckPromptCLI.main(CommandLine.arguments))

@@ -1,0 +1,320 @@
+import class Foundation.FileManager
+import class Foundation.JSONDecoder
+import class Foundation.JSONEncoder
+import Testing
+@testable import DuckPrompt
+
+/// One row of `Fixtures/sinks/EXPECTED.tsv`: file, server, expected kind, external, source.
+struct ExpectedRow: Sendable, CustomTestStringConvertible {
+    var file: String
+    var server: String
+    var kind: String
+    var external: String
+
+    var testDescription: String { file }
+
+    /// Every row of the table; a row added to the file is a new test case.
+    static func all() throws -> [ExpectedRow] {
+        try SinkFixture.text("sinks/EXPECTED.tsv")
+            .split(whereSeparator: \.isNewline)
+            .filter { !$0.trimmingSpaces().isEmpty && !$0.hasPrefix("#") }
+            .map { line in
+                let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+                guard columns.count >= 4 else { throw SinkFixture.Missing(path: "EXPECTED.tsv row '\(line)'") }
+                return ExpectedRow(file: columns[0], server: columns[1], kind: columns[2], external: columns[3])
+            }
+    }
+}
+
+@Suite("Classifier")
+struct ClassifierTests {
+    // MARK: The fixture table
+
+    @Test("EXPECTED.tsv has rows, and every fixture file has a row")
+    func tableCoversFixtures() throws {
+        let rows = try ExpectedRow.all()
+        #expect(rows.count >= 14)
+        let directory = try SinkFixture.url("sinks")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".txt") }
+        #expect(Set(files) == Set(rows.map(\.file)))
+    }
+
+    @Test("every EXPECTED.tsv row: kind and external", arguments: try ExpectedRow.all())
+    func expected(row: ExpectedRow) throws {
+        let kind = try #require(DeviceKind(rawValue: row.kind), "unknown kind '\(row.kind)' in EXPECTED.tsv")
+        let sinks = try SinkFixture.sinks("sinks/\(row.file)")
+        try #require(sinks.count == 1)
+        let classification = Classifier.classify(sinks[0])
+        #expect(classification.kind == kind, "evidence: \(classification.evidence)")
+        #expect(classification.external == (row.external == "yes"), "evidence: \(classification.evidence)")
+        #expect(!classification.evidence.isEmpty)
+    }
+
+    // MARK: Emulated devices (null sinks with device properties)
+
+    /// What `pactl load-module module-null-sink sink_properties=…` gives on PulseAudio: the
+    /// null sink adds `device.class=abstract`; on pipewire-pulse it adds
+    /// `factory.name=support.null-audio-sink` (and some setups `node.virtual`).
+    static func nullSink(_ properties: [String: String], pipewire: Bool = false,
+                         nodeVirtual: Bool = false) -> Sink {
+        var all = properties
+        if pipewire {
+            all["factory.name"] = "support.null-audio-sink"
+            all["media.class"] = "Audio/Sink"
+            if nodeVirtual { all["node.virtual"] = "true" }
+        } else {
+            all["device.class"] = all["device.class"] ?? "abstract"
+        }
+        return Sink(index: 1, name: "emulated", driver: pipewire ? "PipeWire" : "module-null-sink.c",
+                    properties: all)
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var label: String
+        var sink: Sink
+        var kind: DeviceKind
+        var external: Bool
+        var evidence: String? = nil
+        var testDescription: String { label }
+    }
+
+    static let bluetoothA2DP = ["device.api": "bluez5", "device.bus": "bluetooth",
+                                "api.bluez5.profile": "a2dp-sink"]
+    static let builtinSpeaker = ["device.api": "alsa", "device.bus": "pci",
+                                 "device.form_factor": "internal", "device.class": "sound"]
+
+    static let emulatedCases: [Case] = [
+        Case(label: "PulseAudio null sink emulating Bluetooth A2DP",
+             sink: nullSink(bluetoothA2DP), kind: .bluetoothA2DP, external: true,
+             evidence: "api.bluez5.profile=a2dp-sink"),
+        Case(label: "pipewire-pulse null sink emulating Bluetooth A2DP",
+             sink: nullSink(bluetoothA2DP, pipewire: true), kind: .bluetoothA2DP, external: true),
+        Case(label: "pipewire-pulse null sink emulating Bluetooth, node.virtual set",
+             sink: nullSink(bluetoothA2DP, pipewire: true, nodeVirtual: true),
+             kind: .bluetoothA2DP, external: true),
+        Case(label: "PulseAudio null sink emulating a built-in speaker",
+             sink: nullSink(builtinSpeaker), kind: .speaker, external: false,
+             evidence: "device.form_factor=internal"),
+        Case(label: "pipewire-pulse null sink emulating a built-in speaker, node.virtual set",
+             sink: nullSink(builtinSpeaker, pipewire: true, nodeVirtual: true),
+             kind: .speaker, external: false),
+        Case(label: "null sink emulating a USB headset",
+             sink: nullSink(["device.api": "alsa", "device.bus": "usb", "device.form_factor": "headset"]),
+             kind: .usb, external: true, evidence: "device.bus=usb"),
+        Case(label: "null sink emulating HFP",
+             sink: nullSink(["device.api": "bluez5", "api.bluez5.profile": "headset-head-unit"], pipewire: true),
+             kind: .bluetoothHFP, external: true),
+        Case(label: "null sink emulating car audio",
+             sink: nullSink(["device.api": "alsa", "device.form_factor": "car"]),
+             kind: .car, external: true, evidence: "device.form_factor=car"),
+        Case(label: "bare PulseAudio null sink",
+             sink: Sink(index: 0, name: "null", driver: "module-null-sink.c",
+                        properties: ["device.description": "Null Output", "device.class": "abstract",
+                                     "device.icon_name": "audio-card"]),
+             kind: .virtual, external: false, evidence: "device.class=abstract"),
+        Case(label: "bare pipewire-pulse null sink",
+             sink: Sink(index: 42, name: "plain", driver: "PipeWire",
+                        properties: ["node.name": "plain", "media.class": "Audio/Sink",
+                                     "factory.name": "support.null-audio-sink"]),
+             kind: .virtual, external: false, evidence: "factory.name=support.null-audio-sink"),
+    ]
+
+    @Test("emulated devices classify by their properties", arguments: emulatedCases)
+    func emulated(_ test: Case) {
+        check(test)
+    }
+
+    // MARK: Real-device variants
+
+    static func alsa(_ properties: [String: String] = [:], ports: [Port], active: String? = nil) -> Sink {
+        var all = ["device.api": "alsa", "device.bus": "pci", "alsa.card": "0"]
+        all.merge(properties) { _, new in new }
+        return Sink(index: 0, name: "alsa_output.pci-0000_00_1f.3.analog-stereo",
+                    driver: "module-alsa-card.c", ports: ports,
+                    activePortName: active ?? ports.first?.name, properties: all)
+    }
+
+    static let variantCases: [Case] = [
+        Case(label: "LE Audio bap-sink is A2DP-class media",
+             sink: Sink(name: "bluez_output.x.1", driver: "PipeWire",
+                        properties: ["device.api": "bluez5", "api.bluez5.profile": "bap-sink"]),
+             kind: .bluetoothA2DP, external: true),
+        Case(label: "hearing aid asha-sink is A2DP-class media",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["device.api": "bluez5", "api.bluez5.profile": "asha-sink"]),
+             kind: .bluetoothA2DP, external: true),
+        Case(label: "PipeWire hfp-hf profile",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["device.api": "bluez5", "api.bluez5.profile": "hfp-hf"]),
+             kind: .bluetoothHFP, external: true),
+        Case(label: "PulseAudio handsfree_head_unit",
+             sink: Sink(name: "x", driver: "module-bluez5-device.c",
+                        properties: ["device.api": "bluez", "bluetooth.protocol": "handsfree_head_unit"]),
+             kind: .bluetoothHFP, external: true, evidence: "bluetooth.protocol=handsfree_head_unit"),
+        Case(label: "Bluetooth without profile, SCO factory → HFP",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["device.bus": "bluetooth", "factory.name": "api.bluez5.sco.sink"]),
+             kind: .bluetoothHFP, external: true, evidence: "factory.name=api.bluez5.sco.sink"),
+        Case(label: "Bluetooth without profile or factory → A2DP",
+             sink: Sink(name: "x", properties: ["device.bus": "bluetooth"]),
+             kind: .bluetoothA2DP, external: true),
+        Case(label: "Bluetooth speaker: port type speaker, the bus decides",
+             sink: Sink(name: "x", driver: "module-bluez5-device.c",
+                        ports: [Port(name: "speaker-output", type: .speaker, availability: .yes)],
+                        activePortName: "speaker-output",
+                        properties: ["device.api": "bluez", "device.form_factor": "speaker",
+                                     "bluetooth.protocol": "a2dp_sink"]),
+             kind: .bluetoothA2DP, external: true),
+        Case(label: "HDMI not available: hdmi, not external",
+             sink: alsa(ports: [Port(name: "hdmi-output-0", type: .hdmi, availability: .no)]),
+             kind: .hdmi, external: false, evidence: "active port hdmi-output-0 (type hdmi)"),
+        Case(label: "HDMI available: external",
+             sink: alsa(ports: [Port(name: "hdmi-output-1", availability: .yes)]),
+             kind: .hdmi, external: true, evidence: "active port hdmi-output-1"),
+        Case(label: "headset jack on a built-in card → headphones",
+             sink: alsa(ports: [Port(name: "analog-output-headset", type: .headset, availability: .yes)]),
+             kind: .headphones, external: true),
+        Case(label: "UCM [Out] Headphones without a type → headphones",
+             sink: alsa(ports: [Port(name: "[Out] Headphones", availability: .unknown)]),
+             kind: .headphones, external: true),
+        Case(label: "UCM [Out] Speaker without a type → speaker",
+             sink: alsa(ports: [Port(name: "[Out] Speaker")]),
+             kind: .speaker, external: false),
+        Case(label: "line out typed Line → line-out",
+             sink: alsa(ports: [Port(name: "analog-output-lineout", type: .line, availability: .yes)]),
+             kind: .lineOut, external: true),
+        Case(label: "S/PDIF typed SPDIF → line-out",
+             sink: alsa(ports: [Port(name: "iec958-stereo-output", type: .spdif)]),
+             kind: .lineOut, external: true),
+        Case(label: "headphones plugged out but active → headphones, not external",
+             sink: alsa(ports: [Port(name: "analog-output-headphones", type: .headphones, availability: .no)]),
+             kind: .headphones, external: false),
+        Case(label: "USB DAC with a speaker-typed port: the bus decides",
+             sink: alsa(["device.bus": "usb"], ports: [Port(name: "analog-output-speaker", type: .speaker)]),
+             kind: .usb, external: true, evidence: "device.bus=usb"),
+        Case(label: "USB seen only in sysfs.path",
+             sink: alsa(["device.bus": "", "sysfs.path": "/devices/pci0000:00/0000:00:14.0/usb1/1-2/1-2:1.0/sound/card2"],
+                        ports: [Port(name: "analog-output")]),
+             kind: .usb, external: true),
+        Case(label: "USB seen only as snd_usb_audio",
+             sink: Sink(name: "x", driver: "PipeWire", properties: ["alsa.driver_name": "snd_usb_audio"]),
+             kind: .usb, external: true),
+        Case(label: "Raspberry Pi generic analog-output, form factor internal → speaker",
+             sink: alsa(["device.bus": "", "device.bus_path": "platform-bcm2835_audio",
+                         "device.form_factor": "internal"],
+                        ports: [Port(name: "analog-output", description: "Analog Output", type: .analog)]),
+             kind: .speaker, external: false, evidence: "device.form_factor=internal"),
+        Case(label: "generic analog-output, nothing else → unknown",
+             sink: Sink(name: "x", driver: "module-alsa-card.c",
+                        ports: [Port(name: "analog-output", type: .analog)], activePortName: "analog-output",
+                        properties: ["device.api": "alsa"]),
+             kind: .unknown, external: false),
+        Case(label: "only device.api=alsa → unknown",
+             sink: Sink(name: "x", driver: "module-alsa-sink.c", properties: ["device.api": "alsa"]),
+             kind: .unknown, external: false),
+        Case(label: "car port type",
+             sink: alsa(ports: [Port(name: "car-output", type: .car, availability: .yes)]),
+             kind: .car, external: true),
+        Case(label: "RAOP sink → network",
+             sink: Sink(name: "raop_output.livingroom", driver: "module-raop-sink.c",
+                        properties: ["device.description": "Living room"]),
+             kind: .network, external: false, evidence: "driver module-raop-sink.c"),
+        Case(label: "PipeWire RAOP node → network",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["raop.ip": "192.168.1.20", "node.virtual": "true"]),
+             kind: .network, external: false),
+        Case(label: "PipeWire pulse tunnel → network",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["pulse.server.address": "tcp:pi.local", "node.network": "true"]),
+             kind: .network, external: false),
+        Case(label: "EasyEffects sink → virtual",
+             sink: Sink(name: "easyeffects_sink", driver: "PipeWire",
+                        properties: ["application.id": "com.github.wwmm.easyeffects",
+                                     "node.virtual": "true", "node.passive": "out",
+                                     "factory.name": "support.null-audio-sink", "media.class": "Audio/Sink"]),
+             kind: .virtual, external: false, evidence: "node.virtual=true"),
+        Case(label: "PipeWire remap sink (device.class=filter) → virtual",
+             sink: Sink(name: "remapped", driver: "PipeWire",
+                        properties: ["device.class": "filter", "node.virtual": "true"]),
+             kind: .virtual, external: false, evidence: "device.class=filter"),
+        Case(label: "PulseAudio combine sink → virtual",
+             sink: Sink(name: "combined", driver: "module-combine-sink.c", properties: [:]),
+             kind: .virtual, external: false, evidence: "driver module-combine-sink.c"),
+        Case(label: "names are not parsed: a null sink named like a Bluetooth device is virtual",
+             sink: Sink(name: "bluez_output.00_11_22_33_44_55.a2dp-sink", driver: "module-null-sink.c",
+                        properties: ["device.class": "abstract"]),
+             kind: .virtual, external: false),
+        Case(label: "names are not parsed: a PCI speaker named alsa_output.usb-… is a speaker",
+             sink: Sink(name: "alsa_output.usb-Fake-00.analog-stereo", driver: "module-alsa-card.c",
+                        ports: [Port(name: "analog-output-speaker", type: .speaker)],
+                        activePortName: "analog-output-speaker",
+                        properties: ["device.api": "alsa", "device.bus": "pci", "alsa.card": "0"]),
+             kind: .speaker, external: false),
+        Case(label: "names are not parsed: a null sink named alsa_output.usb-… is virtual",
+             sink: Sink(name: "alsa_output.usb-Fake-00.analog-stereo", driver: "module-null-sink.c",
+                        properties: ["device.class": "abstract"]),
+             kind: .virtual, external: false),
+        Case(label: "echo-cancel filter with a stray device.string → virtual",
+             sink: Sink(name: "echo", driver: "module-echo-cancel.c",
+                        properties: ["device.class": "filter", "device.string": "alsa_output.x",
+                                     "device.master_device": "alsa_output.x"]),
+             kind: .virtual, external: false, evidence: "device.class=filter"),
+        Case(label: "form factor monitor → hdmi",
+             sink: Sink(name: "x", driver: "module-alsa-card.c",
+                        properties: ["device.api": "alsa", "device.form_factor": "monitor"]),
+             kind: .hdmi, external: true),
+        Case(label: "form factor handset decides nothing → unknown",
+             sink: Sink(name: "x", driver: "module-alsa-card.c",
+                        properties: ["device.api": "alsa", "device.form_factor": "handset"]),
+             kind: .unknown, external: false),
+    ]
+
+    @Test("real-device variants", arguments: variantCases)
+    func variants(_ test: Case) {
+        check(test)
+    }
+
+    @Test("a trimmed USB dump without bus properties: the ALSA bus id in the sink name decides")
+    func trimmedUSBDump() throws {
+        let sink = try SinkFixture.sink("sinks/016-pw-usb-dac-topping-d10s-trimmed.txt")
+        let classification = Classifier.classify(sink)
+        #expect(classification.kind == .usb)
+        #expect(classification.evidence.contains("usb-Topping_D10s-00"))
+        var withBus = sink
+        withBus.properties["device.bus"] = "pci"
+        #expect(Classifier.classify(withBus).kind == .unknown, "a bus property beats the name")
+    }
+
+    @Test("pipewire-pulse captures: emulated devices, plain, combine and remap sinks")
+    func pipewireCapture() throws {
+        let sinks = try SinkFixture.sinks("sinks-json/pw0365-null-sinks-emulated-devices.json")
+        let kinds = sinks.map { Classifier.classify($0).kind }
+        #expect(kinds == [.bluetoothA2DP, .speaker, .virtual, .virtual, .virtual])
+    }
+
+    @Test("PulseAudio capture in three languages: same kinds", arguments: ["C", "fr", "de"])
+    func pulseAudioCapture(language: String) throws {
+        let sinks = try SinkFixture.sinks("sinks-localised/pa16-emulated-devices-\(language).txt")
+        let kinds = sinks.map { Classifier.classify($0).kind }
+        #expect(kinds == [.bluetoothA2DP, .virtual, .speaker, .network])
+    }
+
+    @Test("Classification is Codable with the kind's raw value")
+    func codable() throws {
+        let classification = Classification(kind: .bluetoothA2DP, external: true, evidence: "device.bus=bluetooth")
+        let data = try JSONEncoder().encode(classification)
+        let json = try #require(String(data: data, encoding: .utf8))
+        #expect(json.contains("\"bluetooth-a2dp\""))
+        #expect(try JSONDecoder().decode(Classification.self, from: data) == classification)
+    }
+
+    private func check(_ test: Case) {
+        let classification = Classifier.classify(test.sink)
+        #expect(classification.kind == test.kind, "evidence: \(classification.evidence)")
+        #expect(classification.external == test.external, "evidence: \(classification.evidence)")
+        if let evidence = test.evidence {
+            #expect(classification.evidence == evidence)
+        }
+    }
+}

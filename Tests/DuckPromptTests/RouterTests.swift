@@ -1,0 +1,237 @@
+import Testing
+@testable import DuckPrompt
+
+@Suite("Router")
+struct RouterTests {
+    // MARK: Sinks to build snapshots from
+
+    static let speaker = Sink(
+        index: 0, name: "alsa_output.pci-0000_00_1f.3.analog-stereo", description: "Built-in Audio Analog Stereo",
+        driver: "module-alsa-card.c",
+        ports: [Port(name: "analog-output-speaker", type: .speaker, priority: 10000, availability: .unknown),
+                Port(name: "analog-output-headphones", type: .headphones, priority: 9900, availability: .no)],
+        activePortName: "analog-output-speaker",
+        properties: ["device.api": "alsa", "device.bus": "pci", "device.form_factor": "internal"])
+
+    static var headphonesActive: Sink {
+        var sink = speaker
+        sink.ports = [Port(name: "analog-output-speaker", type: .speaker, priority: 10000, availability: .no),
+                      Port(name: "analog-output-headphones", type: .headphones, priority: 9900, availability: .yes)]
+        sink.activePortName = "analog-output-headphones"
+        return sink
+    }
+
+    static let bluetooth = Sink(
+        index: 5, name: "bluez_output.00_11_22_33_44_55.1", description: "WH-1000XM5", driver: "PipeWire",
+        ports: [Port(name: "headset-output", type: .headset, availability: .yes)],
+        activePortName: "headset-output",
+        properties: ["device.api": "bluez5", "device.bus": "bluetooth", "device.form_factor": "headset",
+                     "api.bluez5.profile": "a2dp-sink"])
+
+    static let hdmi = Sink(
+        index: 2, name: "alsa_output.pci-0000_01_00.1.hdmi-stereo", description: "GF114 HDMI",
+        driver: "module-alsa-card.c",
+        ports: [Port(name: "hdmi-output-0", type: .hdmi, priority: 5900, availability: .yes)],
+        activePortName: "hdmi-output-0",
+        properties: ["device.api": "alsa", "device.bus": "pci"])
+
+    static let usbHeadset = Sink(
+        index: 7, name: "alsa_output.usb-Logitech_G435-00.analog-stereo", description: "G435 Analog Stereo",
+        driver: "module-alsa-card.c",
+        ports: [Port(name: "analog-output", type: .analog, availability: .unknown)],
+        activePortName: "analog-output",
+        properties: ["device.api": "alsa", "device.bus": "usb"])
+
+    static let lineOut = Sink(
+        index: 3, name: "alsa_output.pci-0000_00_14.2.analog-stereo", description: "Line Out",
+        driver: "module-alsa-card.c",
+        ports: [Port(name: "analog-output-lineout", type: .line, availability: .yes)],
+        activePortName: "analog-output-lineout",
+        properties: ["device.api": "alsa", "device.bus": "pci"])
+
+    static func virtual(_ index: UInt32, _ name: String) -> Sink {
+        Sink(index: index, name: name, description: name, driver: "module-null-sink.c",
+             properties: ["device.class": "abstract"])
+    }
+
+    static let tunnel = Sink(index: 9, name: "tunnel.pi.local.alsa_output", description: "Speakers on pi",
+                             driver: "module-tunnel.c", properties: ["tunnel.remote.server": "pi.local"])
+
+    static func playing(on sink: Sink, corked: Bool = false) -> SinkInput {
+        SinkInput(index: 100 + (sink.index ?? 0), sinkIndex: sink.index ?? 0, name: "music", corked: corked)
+    }
+
+    // MARK: Automatic routing table
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var label: String
+        var snapshot: Snapshot
+        var expected: String
+        var reasonContains: String
+        var testDescription: String { label }
+    }
+
+    static let cases: [Case] = [
+        Case(label: "Bluetooth + speaker → Bluetooth (not default)",
+             snapshot: Snapshot(sinks: [speaker, bluetooth], defaultSinkName: speaker.name),
+             expected: bluetooth.name, reasonContains: "preferred connected external output"),
+        Case(label: "Bluetooth default + speaker → Bluetooth (default sink)",
+             snapshot: Snapshot(sinks: [speaker, bluetooth], defaultSinkName: bluetooth.name),
+             expected: bluetooth.name, reasonContains: "(default sink)"),
+        Case(label: "HDMI monitor + speaker, HDMI idle and not default → speaker",
+             snapshot: Snapshot(sinks: [speaker, hdmi], defaultSinkName: speaker.name),
+             expected: speaker.name, reasonContains: "is the default sink and no external output is in use"),
+        Case(label: "HDMI default + speaker → HDMI",
+             snapshot: Snapshot(sinks: [speaker, hdmi], defaultSinkName: hdmi.name),
+             expected: hdmi.name, reasonContains: "(default sink)"),
+        Case(label: "HDMI playing + speaker default → HDMI",
+             snapshot: Snapshot(sinks: [speaker, hdmi], sinkInputs: [playing(on: hdmi)],
+                                defaultSinkName: speaker.name),
+             expected: hdmi.name, reasonContains: "playing a stream"),
+        Case(label: "HDMI with a corked stream only + speaker default → speaker",
+             snapshot: Snapshot(sinks: [speaker, hdmi], sinkInputs: [playing(on: hdmi, corked: true)],
+                                defaultSinkName: speaker.name),
+             expected: speaker.name, reasonContains: "default sink"),
+        Case(label: "headphones active on the built-in card → headphones",
+             snapshot: Snapshot(sinks: [headphonesActive, hdmi], defaultSinkName: headphonesActive.name),
+             expected: headphonesActive.name, reasonContains: "Headphones 'Built-in Audio Analog Stereo'"),
+        Case(label: "USB headset default + Bluetooth connected → USB (default)",
+             snapshot: Snapshot(sinks: [speaker, bluetooth, usbHeadset], defaultSinkName: usbHeadset.name),
+             expected: usbHeadset.name, reasonContains: "(default sink)"),
+        Case(label: "Bluetooth playing, not default, vs. line-out default-less → Bluetooth",
+             snapshot: Snapshot(sinks: [lineOut, bluetooth], sinkInputs: [playing(on: bluetooth)],
+                                defaultSinkName: speaker.name),
+             expected: bluetooth.name, reasonContains: "playing a stream"),
+        Case(label: "line-out playing beats Bluetooth by rank when neither is default",
+             snapshot: Snapshot(sinks: [bluetooth, lineOut, speaker], sinkInputs: [playing(on: lineOut)],
+                                defaultSinkName: speaker.name),
+             expected: lineOut.name, reasonContains: "playing a stream"),
+        Case(label: "rank: headphones beat USB and line-out when none is default or playing",
+             snapshot: Snapshot(sinks: [usbHeadset, lineOut, headphonesActive]),
+             expected: headphonesActive.name, reasonContains: "preferred connected external output"),
+        Case(label: "only one virtual sink → it",
+             snapshot: Snapshot(sinks: [virtual(0, "auto_null")]),
+             expected: "auto_null", reasonContains: "is the only sink"),
+        Case(label: "several virtual sinks → the default one",
+             snapshot: Snapshot(sinks: [virtual(0, "a"), virtual(1, "b")], defaultSinkName: "b"),
+             expected: "b", reasonContains: "default sink and the server has no output device"),
+        Case(label: "speaker + bare null sink as default → speaker",
+             snapshot: Snapshot(sinks: [virtual(0, "null"), speaker], defaultSinkName: "null"),
+             expected: speaker.name, reasonContains: "the default sink is not a device"),
+        Case(label: "speaker + network tunnel default → speaker",
+             snapshot: Snapshot(sinks: [tunnel, speaker], defaultSinkName: tunnel.name),
+             expected: speaker.name, reasonContains: "Built-in speaker"),
+        Case(label: "only a tunnel and a null sink, no default → the tunnel",
+             snapshot: Snapshot(sinks: [virtual(0, "null"), tunnel]),
+             expected: tunnel.name, reasonContains: "Network sink"),
+        Case(label: "HDMI idle, not default, no speaker: an unknown device wins over it",
+             snapshot: Snapshot(sinks: [hdmi, Sink(index: 4, name: "generic", driver: "module-alsa-card.c",
+                                                  properties: ["device.api": "alsa"])],
+                                defaultSinkName: "null"),
+             expected: "generic", reasonContains: "no external output or built-in speaker"),
+        Case(label: "HDMI idle with a null default and nothing else: the HDMI device",
+             snapshot: Snapshot(sinks: [virtual(0, "null"), hdmi], defaultSinkName: "null"),
+             expected: hdmi.name, reasonContains: "only device left"),
+        Case(label: "ties among equal external outputs go to the lowest index",
+             snapshot: Snapshot(sinks: [{ var b = bluetooth; b.index = 8; b.name = "bt8"; return b }(),
+                                        { var b = bluetooth; b.index = 6; b.name = "bt6"; return b }()]),
+             expected: "bt6", reasonContains: "Bluetooth A2DP headset"),
+    ]
+
+    @Test("automatic routing", arguments: cases)
+    func automatic(_ test: Case) throws {
+        let decision = try Router.route(test.snapshot, request: nil)
+        #expect(decision.sink.name == test.expected, "reason: \(decision.reason)")
+        #expect(decision.reason.contains(test.reasonContains), "reason: \(decision.reason)")
+        #expect(decision.classification == Classifier.classify(decision.sink))
+        #expect(decision.reason.hasSuffix("."))
+        #expect(decision.reason.filter { $0 == "\n" }.isEmpty)
+    }
+
+    @Test("the reason names the description, kind and why")
+    func reasonSentence() throws {
+        let decision = try Router.route(Snapshot(sinks: [Self.speaker, Self.bluetooth], defaultSinkName: Self.bluetooth.name),
+                                        request: nil)
+        #expect(decision.reason == "Bluetooth A2DP headset 'WH-1000XM5' is the external output in use (default sink).")
+        #expect(decision.classification.kind == .bluetoothA2DP)
+        #expect(decision.classification.external)
+    }
+
+    // MARK: Explicit requests
+
+    @Test("DeviceRequest parsing", arguments: [
+        ("#3", DeviceRequest.index(3)),
+        ("@DEFAULT_SINK@", .defaultSink),
+        (" @DEFAULT_SINK@ ", .defaultSink),
+        ("alsa_output.pci-0000_00_1f.3.analog-stereo", .name("alsa_output.pci-0000_00_1f.3.analog-stereo")),
+        ("#x", .name("#x")),
+        ("3", .name("3")),
+    ])
+    func parsing(text: String, expected: DeviceRequest) {
+        #expect(DeviceRequest(parsing: text) == expected)
+    }
+
+    @Test("an explicit request wins over the policy")
+    func explicitWins() throws {
+        let snapshot = Snapshot(sinks: [Self.speaker, Self.bluetooth, Self.virtual(4, "null")], defaultSinkName: "null")
+        let byName = try Router.route(snapshot, request: .name(Self.speaker.name))
+        #expect(byName.sink.name == Self.speaker.name)
+        #expect(byName.reason.contains("requested by name"))
+        let byIndex = try Router.route(snapshot, request: DeviceRequest(parsing: "#4"))
+        #expect(byIndex.sink.name == "null")
+        #expect(byIndex.classification.kind == .virtual)
+        #expect(byIndex.reason.contains("#4"))
+        let byDefault = try Router.route(snapshot, request: .defaultSink)
+        #expect(byDefault.sink.name == "null")
+        #expect(byDefault.reason.contains("@DEFAULT_SINK@"))
+        let byNumber = try Router.route(snapshot, request: DeviceRequest(parsing: "5"))
+        #expect(byNumber.sink.name == Self.bluetooth.name, "a bare number falls back to the index, as pa_namereg_get")
+    }
+
+    @Test("unknown requests throw .unavailable", arguments: [
+        (DeviceRequest.name("nope"), "no sink named 'nope'"),
+        (.index(99), "no sink with index #99"),
+        (.defaultSink, "@DEFAULT_SINK@ was requested but the server names no default sink"),
+    ])
+    func unknownRequest(request: DeviceRequest, message: String) {
+        let snapshot = Snapshot(sinks: [Self.speaker, Self.bluetooth])
+        let error = #expect(throws: DuckPromptError.self) { try Router.route(snapshot, request: request) }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message == message)
+    }
+
+    @Test("pipewire-pulse's literal @DEFAULT_SINK@ default means no default")
+    func literalDefaultName() throws {
+        let snapshot = Snapshot(sinks: [Self.virtual(0, "a"), Self.speaker], defaultSinkName: "@DEFAULT_SINK@")
+        let decision = try Router.route(snapshot, request: nil)
+        #expect(decision.sink.name == Self.speaker.name)
+        #expect(decision.reason.contains("the server names no default sink"))
+        let error = #expect(throws: DuckPromptError.self) { try Router.route(snapshot, request: .defaultSink) }
+        #expect(error?.code == .unavailable)
+    }
+
+    @Test("no sinks throws .unavailable, with or without a request", arguments: [nil, DeviceRequest.name("x")])
+    func noSinks(request: DeviceRequest?) {
+        let error = #expect(throws: DuckPromptError.self) {
+            try Router.route(Snapshot(sinks: []), request: request)
+        }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message == "the server has no sinks")
+    }
+
+    @Test("several virtual sinks and no default throws .unavailable")
+    func severalVirtualNoDefault() {
+        let error = #expect(throws: DuckPromptError.self) {
+            try Router.route(Snapshot(sinks: [Self.virtual(0, "a"), Self.virtual(1, "b")]), request: nil)
+        }
+        #expect(error?.code == .unavailable)
+    }
+
+    @Test("routing the fixture dumps: one sink each is routed to itself", arguments: try ExpectedRow.all())
+    func fixtureRoutes(row: ExpectedRow) throws {
+        let sinks = try SinkFixture.sinks("sinks/\(row.file)")
+        let decision = try Router.route(Snapshot(sinks: sinks), request: nil)
+        #expect(decision.sink == sinks[0])
+        #expect(decision.classification.kind.rawValue == row.kind)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+
+/// End-to-end prompts on the private server that `Scripts/sound-server` started (PipeWire or
+/// PulseAudio), judged by recording sink monitors. Serialized: they share one server.
+@Suite(.serialized)
+struct PlayIntegrationTests {
+    static let musicHz = 300
+    static let promptHz = 1000
+    static let promptSeconds = 1.5
+
+    /// Emulated devices on a private server, unloaded when the test ends.
+    final class Rig {
+        var modules: [String] = []
+        let tag = String(UInt32.random(in: 0..<UInt32.max), radix: 36)
+        var players: [Background] = []
+
+        func speaker() throws -> String {
+            let name = "dp_speaker_\(tag)"
+            modules.append(try Pactl.loadNullSink(name: name, properties: [
+                "device.description": "Built-in-Speaker", "device.api": "alsa", "device.bus": "pci",
+                "device.form_factor": "internal", "device.class": "sound"]))
+            return name
+        }
+
+        func bluetooth() throws -> String {
+            let name = "dp_bt_\(tag)"
+            modules.append(try Pactl.loadNullSink(name: name, properties: [
+                "device.description": "BT-Headset", "device.api": "bluez5", "device.bus": "bluetooth",
+                "api.bluez5.profile": "a2dp-sink", "device.form_factor": "headset"]))
+            return name
+        }
+
+        func bareNullSink() throws -> String {
+            let name = "dp_null_\(tag)"
+            modules.append(try Pactl.loadNullSink(name: name, properties: [:]))
+            return name
+        }
+
+        /// Starts music (a sine) on a sink at a volume in percent; waits until it plays.
+        func music(on sink: String, app: String, volume: String = "70%", hertz: Int = musicHz) throws {
+            let file = try TestAudio.sine("music-\(hertz).wav", hertz: hertz, seconds: 60, gain: 0.3)
+            let player = try Background(["paplay", "--latency-msec=30", "-d", sink, "--client-name=\(app)",
+                                         "--property=application.name=\(app)", "--property=media.role=music", file])
+            players.append(player)
+            guard try eventually({ try Pactl.volume(ofApp: app) != nil }) else {
+                throw TestFailure("music '\(app)' did not start")
+            }
+            let index = try Pactl.sinkInputs().first {
+                ($0["properties"] as? [String: Any])?["application.name"] as? String == app
+            }!["index"] as! Int
+            try Pactl.call("set-sink-input-volume", "\(index)", volume)
+        }
+
+        deinit {
+            for p in players { p.stop() }
+            for m in modules.reversed() { Pactl.unload(m) }
+        }
+    }
+
+    static func prompt() throws -> String {
+        try TestAudio.sine("prompt-\(promptHz).wav", hertz: promptHz, seconds: promptSeconds, gain: 0.5, channels: 1)
+    }
+
+    /// Windows in which the prompt tone is present on a monitor recording.
+    static func promptWindows(_ samples: [Float]) -> (first: Int, last: Int, count: Int)? {
+        Levels.span(Levels.tone(samples, hertz: Double(promptHz)), above: -30)
+    }
+
+    /// The music's level before, while and after the duck, from one recording.
+    static func duckDepth(_ samples: [Float]) throws -> (before: Double, ducked: Double, after: Double) {
+        let levels = Levels.tone(samples, hertz: Double(musicHz))
+        let playing = levels.indices.filter { levels[$0] > -100 }
+        guard let firstPlaying = playing.first else { throw TestFailure("no music on the monitor") }
+        let reference = Levels.median(levels[firstPlaying..<min(levels.count, firstPlaying + 30)])
+        let low = levels.indices.filter { $0 > firstPlaying && levels[$0] < reference - 10 && levels[$0] > -150 }
+        guard let lowFirst = low.first, let lowLast = low.last, lowLast - lowFirst > 50 else {
+            throw TestFailure("the music was not ducked: reference \(reference) dB, levels \(levels.map { Int($0) })")
+        }
+        let before = Levels.median(levels[firstPlaying..<lowFirst].suffix(50).dropLast(30))
+        let middle = (lowFirst + (lowLast - lowFirst) / 4)...(lowLast - (lowLast - lowFirst) / 4)
+        let ducked = Levels.median(levels[middle])
+        let afterStart = lowLast + 80
+        guard afterStart + 20 < levels.count else { throw TestFailure("recording ended too soon after the duck") }
+        let after = Levels.median(levels[afterStart...])
+        return (before, ducked, after)
+    }
+
+    @Test("Bluetooth A2DP + default speaker with music: prompt on Bluetooth, music ducked 20 dB and restored")
+    func bluetoothTakesThePrompt() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        let bt = try rig.bluetooth()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "dpmusic-\(rig.tag)"
+        try rig.music(on: speaker, app: app)
+        let volumeBefore = try Pactl.volume(ofApp: app)
+
+        let speakerRec = try MonitorRecorder(sink: speaker)
+        let btRec = try MonitorRecorder(sink: bt)
+        try speakerRec.waitForAudio(seconds: 1.0)
+        Thread.sleep(forTimeInterval: 0.5)
+        let result = try run([duckpromptBinary, "play", try Self.prompt()], check: false)
+        #expect(result.status == 0, "duckprompt play: \(result.stderr)")
+        try speakerRec.waitForMoreAudio(seconds: 1.5)
+        let speakerSamples = speakerRec.stop()
+        let btSamples = btRec.stop()
+
+        let promptOnBT = try #require(Self.promptWindows(btSamples), "the prompt is not on the Bluetooth monitor")
+        let expectedWindows = Int(Self.promptSeconds * 100)
+        #expect(promptOnBT.count >= expectedWindows - 3, "prompt on Bluetooth: \(promptOnBT.count) of \(expectedWindows) windows")
+        #expect(promptOnBT.last - promptOnBT.first <= expectedWindows + 5, "prompt stretched or split: \(promptOnBT)")
+        #expect(Self.promptWindows(speakerSamples) == nil, "the prompt leaked onto the speaker")
+
+        let depth = try Self.duckDepth(speakerSamples)
+        print("[\(TestServer.kind)] music before \(depth.before) dB, ducked \(depth.ducked) dB, after \(depth.after) dB")
+        #expect(abs((depth.before - depth.ducked) - 20) <= 1, "duck depth \(depth.before - depth.ducked) dB")
+        #expect(abs(depth.after - depth.before) <= 0.1, "music after \(depth.after) dB vs before \(depth.before) dB")
+        #expect(try Pactl.volume(ofApp: app) == volumeBefore, "pa_cvolume not restored exactly")
+    }
+
+    @Test("Speaker + bare null sink as default: prompt on the speaker, music under it ducked")
+    func nullSinkIsNeverChosen() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        let null = try rig.bareNullSink()
+        try Pactl.call("set-default-sink", null)
+        let app = "dpmusic-\(rig.tag)"
+        try rig.music(on: speaker, app: app, volume: "80%")
+        let volumeBefore = try Pactl.volume(ofApp: app)
+
+        let route = try run([duckpromptBinary, "route"])
+        #expect(route.stdout.hasPrefix(speaker + "\t"), "route: \(route.stdout)")
+
+        let speakerRec = try MonitorRecorder(sink: speaker)
+        let nullRec = try MonitorRecorder(sink: null)
+        try speakerRec.waitForAudio(seconds: 1.0)
+        Thread.sleep(forTimeInterval: 0.5)
+        let result = try run([duckpromptBinary, "play", try Self.prompt()], check: false)
+        #expect(result.status == 0, "duckprompt play: \(result.stderr)")
+        try speakerRec.waitForMoreAudio(seconds: 1.5)
+        let speakerSamples = speakerRec.stop()
+        let nullSamples = nullRec.stop()
+
+        let prompt = try #require(Self.promptWindows(speakerSamples), "the prompt is not on the speaker")
+        #expect(prompt.count >= Int(Self.promptSeconds * 100) - 3)
+        #expect(Self.promptWindows(nullSamples) == nil, "the prompt went into the null sink")
+        let depth = try Self.duckDepth(speakerSamples)
+        print("[\(TestServer.kind)] music before \(depth.before) dB, ducked \(depth.ducked) dB, after \(depth.after) dB")
+        #expect(abs((depth.before - depth.ducked) - 20) <= 1, "duck depth \(depth.before - depth.ducked) dB")
+        #expect(abs(depth.after - depth.before) <= 0.1)
+        #expect(try Pactl.volume(ofApp: app) == volumeBefore)
+    }
+}
