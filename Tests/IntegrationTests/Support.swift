@@ -147,6 +147,19 @@ final class Background: @unchecked Sendable {
 
     var bytes: Data { lock.withLock { data } }
 
+    /// Waits for the process to end by itself (at most `timeout` s, then SIGKILL); returns its
+    /// exit status, or nil when it had to be killed.
+    func wait(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning {
+            stop()
+            return nil
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     /// Sends SIGKILL and waits for the end of its output. (Not SIGTERM: a child spawned from
     /// a dispatch worker thread inherits its blocked signal mask, and parec would never see it.)
     @discardableResult

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+/// `devices`/`route` on the live server, and signals during a prompt.
+@Suite(.serialized)
+struct LiveDevicesAndSignalTests {
+    @Test("devices --json classifies the emulated speaker and Bluetooth headset and routes to Bluetooth")
+    func devicesJSON() throws {
+        try TestServer.requireServer()
+        let rig = PlayIntegrationTests.Rig()
+        let speaker = try rig.speaker()
+        let bt = try rig.bluetooth()
+        try Pactl.call("set-default-sink", speaker)
+        let out = try run([duckpromptBinary, "devices", "--json"]).stdout
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
+        let sinks = try #require(json["sinks"] as? [[String: Any]])
+        let byName = Dictionary(uniqueKeysWithValues: sinks.map { ($0["name"] as? String ?? "", $0) })
+        #expect(byName[speaker]?["kind"] as? String == "speaker")
+        #expect(byName[speaker]?["external"] as? Bool == false)
+        #expect(byName[speaker]?["default"] as? Bool == true)
+        #expect(byName[bt]?["kind"] as? String == "bluetooth-a2dp")
+        #expect(byName[bt]?["external"] as? Bool == true)
+        #expect(byName[bt]?["chosen"] as? Bool == true)
+        #expect((json["route"] as? [String: Any])?["sink"] as? String == bt)
+
+        let table = try run([duckpromptBinary, "devices"]).stdout
+        let btLine = try #require(table.split(separator: "\n").first { $0.contains(" \(bt) ") })
+        #expect(btLine.hasPrefix("*"), "the routed sink is marked: \(table)")
+
+        let explicit = try run([duckpromptBinary, "route", "-d", speaker]).stdout
+        #expect(explicit.hasPrefix(speaker + "\t"))
+        let unknown = try run([duckpromptBinary, "route", "-d", "no_such_sink_\(rig.tag)"], check: false)
+        #expect(unknown.status == 69)
+        #expect(unknown.stderr.contains("no_such_sink_\(rig.tag)"))
+    }
+
+    @Test("SIGINT, SIGTERM and SIGHUP mid-prompt: exit 130/143/129, every volume back", arguments: [
+        (SIGINT, Int32(130)), (SIGTERM, Int32(143)), (SIGHUP, Int32(129)),
+    ])
+    func signalRestores(signal: Int32, status: Int32) throws {
+        try TestServer.requireServer()
+        let rig = PlayIntegrationTests.Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "dpmusic-\(rig.tag)"
+        try rig.music(on: speaker, app: app, volume: "75%")
+        let before = try #require(try Pactl.volume(ofApp: app))
+        let prompt = try TestAudio.sine("long-prompt.wav", hertz: 1000, seconds: 4, gain: 0.5, channels: 1)
+
+        let player = try Background([duckpromptBinary, "play", prompt])
+        let ducked = try eventually(timeout: 3) {
+            guard let now = try Pactl.volume(ofApp: app) else { return false }
+            // -20 dB is a factor of 0.464 on the cubic pa_volume_t scale.
+            return zip(now, before).allSatisfy { Double($0) < Double($1) * 0.5 }
+        }
+        #expect(ducked, "the music was not ducked")
+        Thread.sleep(forTimeInterval: 0.3)
+        kill(player.process.processIdentifier, signal)
+        let exit = player.wait(timeout: 3)
+        #expect(exit == status)
+        #expect(try Pactl.volume(ofApp: app) == before, "pa_cvolume not restored after signal \(signal)")
+    }
+}
