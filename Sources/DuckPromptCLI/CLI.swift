@@ -71,6 +71,10 @@ enum PlayCommand {
         flags: ["help", "verbose"],
         short: CommonOptions.short.merging(["d": "device", "v": "verbose"]) { a, _ in a })
 
+    /// Deepest `--duck` accepted, in dB: inaudible already (libpulse mutes a 100 % stream below
+    /// about -290 dB), and a 1.34 s attack at 1.5 dB per 10 ms.
+    static let deepestDuck = -200.0
+
     static func run(_ args: [String]) async throws -> Int32 {
         let r = try scanner.scan(args, verb: "play")
         if r.has("help") { print(Help.play); return 0 }
@@ -85,6 +89,11 @@ enum PlayCommand {
             options.duck = try OptionValue.decibels(d, option: "duck")
             guard options.duck.value <= 0 else {
                 throw UsageError("--duck '\(d)' would raise other streams: give a negative gain such as -20dB")
+            }
+            // A ramp takes one 10 ms step per 1.5 dB: an unbounded depth would mean an
+            // unbounded attack (and Ramp traps once the step count overflows Int).
+            guard options.duck.value >= PlayCommand.deepestDuck else {
+                throw UsageError("--duck '\(d)' is out of range: give a gain from \(Int(PlayCommand.deepestDuck))dB to 0dB")
             }
         }
         if let m = r.last("duck-mode") {

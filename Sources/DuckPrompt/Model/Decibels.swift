@@ -4,7 +4,8 @@ public struct Decibels: Sendable, Equatable, Hashable, Codable, CustomStringConv
     public init(_ value: Double) { self.value = value }
 
     public var description: String {
-        value == value.rounded() ? "\(Int(value))dB" : "\(value)dB"
+        // Int(value) traps for infinities and beyond Int's range; print those as Double does.
+        value.isFinite && value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))dB" : "\(value)dB"
     }
 
     /// Parses a volume the way pactl and paplay users write it: `-20dB`, `-20 dB`, `-20`
@@ -19,7 +20,13 @@ public struct Decibels: Sendable, Equatable, Hashable, Codable, CustomStringConv
            v.isFinite {
             self.init(v)
         } else if lower.hasSuffix("%"), let p = Double(lower.dropLast()), p.isFinite, p >= 0 {
-            self.init(VolumeMath.decibels(fromPercent: p))
+            // 0% (or a percentage libpulse rounds to 0) is PA_VOLUME_MUTED, -inf dB: not a gain
+            // anything downstream can ramp to.
+            let dB = VolumeMath.decibels(fromPercent: p)
+            guard dB.isFinite else {
+                throw DuckPromptError(.usage, "'\(text)' is silence, not a gain: give a percentage above 0 or a gain in dB (-60dB)")
+            }
+            self.init(dB)
         } else if let v = Double(lower), v.isFinite {
             self.init(v)
         } else {
