@@ -30,7 +30,9 @@ public struct Ramp: Sendable, Equatable {
     ///     `maxStepDecibels` per 10 ms is lengthened to `|to - from| / maxStepDecibels * 10` ms.
     public init(from: Double, to: Double, durationMs: Int) {
         let span = to - from
-        if span == 0 {
+        // A span that is zero, or not finite (a mute: -inf dB), is one step: there is no
+        // smooth way to reach -inf in dB steps, and callers limit depths (-200 dB in the CLI).
+        if span == 0 || !span.isFinite || abs(span) > 1000 {
             steps = [Step(offsetMs: 0, gain: to)]
             return
         }
