@@ -1,1 +1,445 @@
+import Foundation
 import Testing
+@testable import DuckPromptCLI
+
+// Runs of the built `duckprompt` binary with no sound server reachable: help, versions,
+// usage errors, bad files and an unreachable server, checked by stdout, stderr and exit code.
+// Then the argument scanner itself.
+
+/// The server every run is pointed at: nothing listens there.
+let unreachableServer = "unix:/nonexistent/duckprompt-test"
+
+/// One finished run of the binary.
+struct Run: CustomStringConvertible {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var seconds: Double
+
+    var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)---" }
+
+    /// stderr's lines (without the final newline's empty tail).
+    var errorLines: [Substring] { stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast() }
+}
+
+enum Binary {
+    /// Where `duckprompt` was built: `DUCKPROMPT_BIN`, else next to the test bundle.
+    static let url: URL? = {
+        let fm = FileManager.default
+        if let path = ProcessInfo.processInfo.environment["DUCKPROMPT_BIN"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        var dirs: [URL] = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+        let arg0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        dirs += [arg0.deletingLastPathComponent(), arg0.deletingLastPathComponent().deletingLastPathComponent()]
+        for dir in dirs {
+            let candidate = dir.appendingPathComponent("duckprompt")
+            var isDirectory: ObjCBool = false
+            if fm.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+               fm.isExecutableFile(atPath: candidate.path) {
+                return candidate
+            }
+        }
+        return nil
+    }()
+
+    /// Runs the binary with `arguments`, no server reachable (`PULSE_SERVER` points nowhere,
+    /// `XDG_RUNTIME_DIR` and the other variables that redirect libpulse removed). Kills it
+    /// after `limit` seconds.
+    static func run(_ arguments: [String], limit: Double = 30) throws -> Run {
+        let binary = try #require(url, "duckprompt binary not found next to the tests; set DUCKPROMPT_BIN")
+        let dir = try Scratch()
+        let out = dir.url.appendingPathComponent("stdout")
+        let err = dir.url.appendingPathComponent("stderr")
+        try Data().write(to: out)
+        try Data().write(to: err)
+        let outHandle = try FileHandle(forWritingTo: out)
+        let errHandle = try FileHandle(forWritingTo: err)
+
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["XDG_RUNTIME_DIR", "PULSE_SINK", "PULSE_SOURCE", "PULSE_COOKIE", "DISPLAY"] {
+            environment.removeValue(forKey: key)
+        }
+        environment["PULSE_SERVER"] = unreachableServer
+
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = environment
+        process.currentDirectoryURL = dir.url
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = outHandle
+        process.standardError = errHandle
+        let start = ContinuousClock.now
+        try process.run()
+        while process.isRunning && (ContinuousClock.now - start) < .seconds(limit) {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            Issue.record("duckprompt \(arguments) still running after \(limit) s; terminated")
+        }
+        process.waitUntilExit()
+        let elapsed = ContinuousClock.now - start
+        try outHandle.close()
+        try errHandle.close()
+        return Run(status: process.terminationStatus,
+                   stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
+                   stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self),
+                   seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+}
+
+/// A fresh temporary directory, removed when the value goes away.
+final class Scratch {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("duckprompt-cli-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// A 0.2 s 1 kHz mono WAV at 48 kHz, made by sox.
+    func wav(_ name: String = "x.wav") throws -> String {
+        let path = path(name)
+        let sox = Process()
+        sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sox.arguments = ["sox", "-n", "-r", "48000", "-c", "1", path, "synth", "0.2", "sine", "1000"]
+        sox.standardInput = FileHandle.nullDevice
+        try sox.run()
+        sox.waitUntilExit()
+        try #require(sox.terminationStatus == 0, "sox could not make \(path)")
+        return path
+    }
+}
+
+/// An error run: the status, nothing on stdout, exactly one line on stderr starting `duckprompt: `.
+func expectError(_ run: Run, status: Int32, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(run.status == status, "\(run)", sourceLocation: sourceLocation)
+    #expect(run.stdout.isEmpty, "\(run)", sourceLocation: sourceLocation)
+    #expect(run.stderr.hasSuffix("\n"), "\(run)", sourceLocation: sourceLocation)
+    #expect(run.errorLines.count == 1, "\(run)", sourceLocation: sourceLocation)
+    #expect(run.stderr.hasPrefix("duckprompt: "), "\(run)", sourceLocation: sourceLocation)
+}
+
+// MARK: - Help and version
+
+@Suite("duckprompt help and version")
+struct HelpRunTests {
+    @Test("help exits 0 with OVERVIEW, USAGE and OPTIONS on stdout", arguments: [
+        ["--help"], ["-h"], ["help"],
+        ["play", "--help"], ["play", "-h"], ["help", "play"], ["play", "--duck", "-6dB", "--help"],
+        ["devices", "--help"], ["help", "devices"],
+        ["route", "--help"], ["help", "route"],
+    ])
+    func help(arguments: [String]) throws {
+        let run = try Binary.run(arguments)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stderr.isEmpty, "\(run)")
+        for heading in ["OVERVIEW: ", "USAGE: duckprompt", "OPTIONS:"] {
+            #expect(run.stdout.contains(heading), "\(heading) missing:\n\(run)")
+        }
+    }
+
+    @Test("each help describes its own subcommand")
+    func helpTopics() throws {
+        let main = try Binary.run(["--help"])
+        #expect(main.stdout.contains("SUBCOMMANDS:"))
+        for verb in ["play", "devices", "route"] { #expect(main.stdout.contains("  \(verb)")) }
+        #expect(main.stdout.contains("64 usage"))
+
+        let play = try Binary.run(["play", "--help"])
+        #expect(play.stdout.contains("USAGE: duckprompt play [options] FILE"))
+        #expect(play.stdout.contains("ARGUMENTS:"))
+        for option in ["--device", "--duck GAIN", "--attack-ms", "--release-ms", "--property", "--server"] {
+            #expect(play.stdout.contains(option), "\(option) missing from play --help")
+        }
+        #expect(try Binary.run(["devices", "--help"]).stdout.contains("USAGE: duckprompt devices"))
+        #expect(try Binary.run(["route", "--help"]).stdout.contains("USAGE: duckprompt route"))
+        #expect(try Binary.run(["help", "play"]).stdout == play.stdout)
+    }
+
+    @Test("--version names duckprompt, libpulse and libsndfile with versions", arguments: [["--version"], ["-V"]])
+    func version(arguments: [String]) throws {
+        let run = try Binary.run(arguments)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stderr.isEmpty)
+        #expect(run.stdout.hasPrefix("duckprompt \(DuckPromptCLI.version) "), "\(run)")
+        #expect(run.stdout.firstMatch(of: /libpulse \d+\.\d+/) != nil, "\(run)")
+        #expect(run.stdout.firstMatch(of: /libsndfile-\d+\.\d+/) != nil, "\(run)")
+        #expect(run.stdout.split(separator: "\n").count == 1)
+    }
+}
+
+// MARK: - Usage errors
+
+@Suite("duckprompt usage errors")
+struct UsageRunTests {
+    @Test("usage errors exit 64 with one line", arguments: [
+        [],                                                   // no subcommand
+        ["frobnicate"],                                       // unknown subcommand
+        ["help", "frobnicate"],
+        ["play", "--frobnicate", "/nonexistent/x.wav"],       // unknown long option
+        ["play", "-q", "/nonexistent/x.wav"],                 // unknown short option
+        ["devices", "--frobnicate"],
+        ["route", "--verbose"],
+        ["play"],                                             // no FILE
+        ["play", "--duck", "-20dB"],
+        ["play", "a.wav", "b.wav"],                           // two FILEs
+        ["play", "--duck", "loud", "/nonexistent/x.wav"],
+        ["play", "--duck", "6dB", "/nonexistent/x.wav"],      // would raise the others
+        ["play", "--duck=6", "/nonexistent/x.wav"],
+        ["play", "--duck", "0%", "/nonexistent/x.wav"],       // silence, not a gain
+        ["play", "--duck", "-infdB", "/nonexistent/x.wav"],
+        ["play", "--duck", "-1e300dB", "/nonexistent/x.wav"], // would trap in Ramp
+        ["play", "--duck", "-201dB", "/nonexistent/x.wav"],
+        ["play", "--duck-mode", "crush", "/nonexistent/x.wav"],
+        ["play", "--attack-ms", "-5", "/nonexistent/x.wav"],
+        ["play", "--attack-ms", "soon", "/nonexistent/x.wav"],
+        ["play", "--release-ms", "60001", "/nonexistent/x.wav"],
+        ["play", "--latency-msec", "0", "/nonexistent/x.wav"],
+        ["play", "--timeout", "0", "/nonexistent/x.wav"],
+        ["play", "--timeout", "-1", "/nonexistent/x.wav"],
+        ["play", "--property", "=x", "/nonexistent/x.wav"],
+        ["play", "--property", "novalue", "/nonexistent/x.wav"],
+        ["play", "--client-name", "", "/nonexistent/x.wav"],
+        ["play", "/nonexistent/x.wav", "--duck"],             // option without its value
+        ["play", "--verbose=yes", "/nonexistent/x.wav"],      // flag with a value
+        ["devices", "extra"],
+        ["devices", "--timeout", "0"],
+        ["route", "--timeout", "soon"],
+    ])
+    func usage(arguments: [String]) throws {
+        expectError(try Binary.run(arguments), status: 64)
+    }
+
+    @Test("messages say what was wrong")
+    func messages() throws {
+        #expect(try Binary.run([]).stderr.contains("missing subcommand"))
+        #expect(try Binary.run(["frobnicate"]).stderr.contains("'frobnicate'"))
+        #expect(try Binary.run(["play", "--frobnicate", "x.wav"]).stderr.contains("'--frobnicate'"))
+        #expect(try Binary.run(["play"]).stderr.contains("FILE"))
+        #expect(try Binary.run(["play", "--duck", "loud", "x.wav"]).stderr.contains("'loud'"))
+        #expect(try Binary.run(["play", "--duck", "6dB", "x.wav"]).stderr.contains("--duck '6dB'"))
+        #expect(try Binary.run(["play", "--attack-ms", "-5", "x.wav"]).stderr.contains("--attack-ms '-5'"))
+        #expect(try Binary.run(["play", "--timeout", "0", "x.wav"]).stderr.contains("--timeout '0'"))
+    }
+}
+
+// MARK: - Files
+
+@Suite("duckprompt play with bad files")
+struct FileRunTests {
+    @Test("a missing file exits 66 naming it")
+    func missing() throws {
+        let dir = try Scratch()
+        let path = dir.path("missing.wav")
+        let run = try Binary.run(["play", path])
+        expectError(run, status: 66)
+        #expect(run.stderr == "duckprompt: \(path): no such file\n", "\(run)")
+    }
+
+    @Test("a text file named .wav exits 65 naming it")
+    func notAudio() throws {
+        let dir = try Scratch()
+        let path = dir.path("x.wav")
+        try Data("this is not audio\n".utf8).write(to: URL(fileURLWithPath: path))
+        let run = try Binary.run(["play", path])
+        expectError(run, status: 65)
+        #expect(run.stderr.hasPrefix("duckprompt: \(path): "), "\(run)")
+    }
+
+    @Test("an empty file exits 65")
+    func empty() throws {
+        let dir = try Scratch()
+        let path = dir.path("empty.wav")
+        try Data().write(to: URL(fileURLWithPath: path))
+        expectError(try Binary.run(["play", path]), status: 65)
+    }
+
+    @Test("a directory exits 66 naming it")
+    func directory() throws {
+        let dir = try Scratch()
+        let run = try Binary.run(["play", dir.url.path])
+        expectError(run, status: 66)
+        #expect(run.stderr.hasPrefix("duckprompt: \(dir.url.path): "), "\(run)")
+    }
+
+    @Test("a file checks before the server: bad file with no server is still 65/66")
+    func fileBeforeServer() throws {
+        // The server is unreachable in every run; the file errors must win over 69.
+        let run = try Binary.run(["play", "--timeout", "0.5", "/nonexistent/dir/x.wav"])
+        expectError(run, status: 66)
+    }
+}
+
+// MARK: - No server
+
+@Suite("duckprompt with no sound server")
+struct NoServerRunTests {
+    @Test("play of a valid WAV exits 69 naming the server, quickly", arguments: [
+        [], ["--duck", "-20dB"], ["--duck=-20dB"], ["--duck", "50%"], ["--duck", "0dB"], ["--duck", "-200dB"], ["--duck", "1%"],
+        ["--duck-mode", "none"], ["-d", "@DEFAULT_SINK@"], ["--property", "media.role=event"],
+        ["--attack-ms", "0", "--release-ms", "0"], ["--volume", "-6dB", "--latency-msec", "20"],
+    ])
+    func play(options: [String]) throws {
+        let dir = try Scratch()
+        let wav = try dir.wav()
+        let run = try Binary.run(["play"] + options + [wav])
+        expectError(run, status: 69)
+        #expect(run.stderr.contains(unreachableServer), "\(run)")
+        #expect(run.seconds < 6, "took \(run.seconds) s")
+    }
+
+    @Test("--server overrides PULSE_SERVER in the message")
+    func explicitServer() throws {
+        let dir = try Scratch()
+        let wav = try dir.wav()
+        let other = "unix:/nonexistent/duckprompt-other"
+        let run = try Binary.run(["play", "-s", other, wav])
+        expectError(run, status: 69)
+        #expect(run.stderr.contains(other), "\(run)")
+    }
+
+    @Test("devices and route exit 69 naming the server", arguments: [
+        ["devices"], ["devices", "--json"], ["route"], ["route", "--json"], ["devices", "-d", "#3"],
+    ])
+    func listing(arguments: [String]) throws {
+        let run = try Binary.run(arguments)
+        expectError(run, status: 69)
+        #expect(run.stderr.contains(unreachableServer), "\(run)")
+        #expect(run.seconds < 6, "took \(run.seconds) s")
+    }
+}
+
+// MARK: - ArgumentScanner
+
+@Suite("ArgumentScanner")
+struct ArgumentScannerTests {
+    let play = PlayCommand.scanner
+
+    @Test("--name=value and --name value, values starting with '-' taken literally")
+    func longValues() throws {
+        let inline = try play.scan(["--duck=-20dB", "x.wav"], verb: "play")
+        #expect(inline.last("duck") == "-20dB")
+        #expect(inline.positionals == ["x.wav"])
+
+        let separate = try play.scan(["--duck", "-20dB", "x.wav"], verb: "play")
+        #expect(separate.last("duck") == "-20dB")
+        #expect(separate.positionals == ["x.wav"])
+
+        let negative = try play.scan(["--attack-ms", "-5", "--release-ms", "--", "x.wav"], verb: "play")
+        #expect(negative.last("attack-ms") == "-5")
+        #expect(negative.last("release-ms") == "--")
+        #expect(negative.positionals == ["x.wav"])
+
+        let withEquals = try play.scan(["--property=media.role=event"], verb: "play")
+        #expect(withEquals.all("property") == ["media.role=event"])
+
+        let empty = try play.scan(["--duck=", "x.wav"], verb: "play")
+        #expect(empty.last("duck") == "")
+    }
+
+    @Test("-xVALUE and -x VALUE")
+    func shortValues() throws {
+        let glued = try play.scan(["-dNAME", "x.wav"], verb: "play")
+        #expect(glued.last("device") == "NAME")
+        #expect(glued.positionals == ["x.wav"])
+
+        let separate = try play.scan(["-d", "#3", "-s", "unix:/tmp/s", "x.wav"], verb: "play")
+        #expect(separate.last("device") == "#3")
+        #expect(separate.last("server") == "unix:/tmp/s")
+
+        let flags = try play.scan(["-v", "-h"], verb: "play")
+        #expect(flags.has("verbose"))
+        #expect(flags.has("help"))
+        #expect(!flags.has("device"))
+    }
+
+    @Test("-- ends options; '-' is a file")
+    func endOfOptions() throws {
+        let r = try play.scan(["--duck", "-6dB", "--", "--duck", "-x.wav"], verb: "play")
+        #expect(r.last("duck") == "-6dB")
+        #expect(r.positionals == ["--duck", "-x.wav"])
+        #expect(r.options.count == 1)
+
+        let second = try play.scan(["--", "--"], verb: "play")
+        #expect(second.positionals == ["--"])
+
+        let dash = try play.scan(["-"], verb: "play")
+        #expect(dash.positionals == ["-"])
+    }
+
+    @Test("repeated options: --property accumulates, the last value wins otherwise")
+    func repeated() throws {
+        let r = try play.scan(["--property", "a=1", "--duck", "-10dB", "--property=b=2=3", "-dX",
+                               "--duck", "-20dB", "--property", "a=4", "-dY"], verb: "play")
+        #expect(r.all("property") == ["a=1", "b=2=3", "a=4"])
+        #expect(r.last("duck") == "-20dB")
+        #expect(r.last("device") == "Y")
+        #expect(r.all("duck") == ["-10dB", "-20dB"])
+        #expect(r.positionals.isEmpty)
+    }
+
+    @Test("options after the file are options")
+    func interleaved() throws {
+        let r = try play.scan(["x.wav", "--duck", "-3dB"], verb: "play")
+        #expect(r.positionals == ["x.wav"])
+        #expect(r.last("duck") == "-3dB")
+    }
+
+    @Test("scanner errors are usage errors naming the option", arguments: [
+        (["--frobnicate"], "'--frobnicate'"),
+        (["-q"], "'-q'"),
+        (["--duck"], "--duck needs a value"),
+        (["-d"], "--device needs a value"),
+        (["--help=yes"], "--help takes no value"),
+        (["-vx"], "-v takes no value"),
+        (["--=x"], "unknown option"),
+    ])
+    func errors(arguments: [String], fragment: String) {
+        let error = #expect(throws: UsageError.self) { try play.scan(arguments, verb: "play") }
+        #expect(error?.message.contains(fragment) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("play") == true)
+    }
+
+    @Test("devices takes --json and no play options")
+    func devicesScanner() throws {
+        let r = try DevicesCommand.scanner.scan(["--json", "-dX"], verb: "devices")
+        #expect(r.has("json"))
+        #expect(r.last("device") == "X")
+        #expect(throws: UsageError.self) { try DevicesCommand.scanner.scan(["--duck", "-20dB"], verb: "devices") }
+    }
+
+    @Test("option values: milliseconds, durations, properties")
+    func optionValues() throws {
+        #expect(try OptionValue.milliseconds("200", option: "attack-ms") == 200)
+        #expect(try OptionValue.milliseconds("250ms", option: "attack-ms") == 250)
+        #expect(try OptionValue.milliseconds("0", option: "attack-ms") == 0)
+        #expect(throws: UsageError.self) { try OptionValue.milliseconds("-5", option: "attack-ms") }
+        #expect(throws: UsageError.self) { try OptionValue.milliseconds("60001", option: "attack-ms") }
+        #expect(throws: UsageError.self) { try OptionValue.milliseconds("1.5", option: "attack-ms") }
+
+        #expect(try OptionValue.duration("5", option: "timeout") == .seconds(5))
+        #expect(try OptionValue.duration("2.5s", option: "timeout") == .milliseconds(2500))
+        #expect(try OptionValue.duration("500ms", option: "timeout") == .milliseconds(500))
+        for bad in ["0", "-1", "0ms", "soon", "601", "nan", ""] {
+            #expect(throws: UsageError.self, "\(bad)") { try OptionValue.duration(bad, option: "timeout") }
+        }
+
+        for (text, key, value) in [("media.role=event", "media.role", "event"), ("k=", "k", ""), ("k=a=b", "k", "a=b")] {
+            let parsed = try OptionValue.property(text)
+            #expect(parsed.0 == key && parsed.1 == value, "\(text) → \(parsed)")
+        }
+        #expect(throws: UsageError.self) { try OptionValue.property("=v") }
+        #expect(throws: UsageError.self) { try OptionValue.property("kv") }
+
+        #expect(try OptionValue.decibels("-20dB", option: "duck").value == -20)
+        let error = #expect(throws: UsageError.self) { try OptionValue.decibels("loud", option: "duck") }
+        #expect(error?.message.hasPrefix("--duck: ") == true)
+    }
+}
