@@ -182,7 +182,7 @@ public enum DuckPrompt {
             if session.ramp(to: depth, durationMs: options.attackMs, stop: { connection.interrupted }) {
                 _ = try stream.waitReady()
                 stream.start()
-                finished = try stream.waitDrained()
+                finished = try stream.waitDrained(duration: .milliseconds(Int(source.duration * 1000)))
             }
         } catch {
             session.ramp(to: 0, durationMs: options.releaseMs)

@@ -128,17 +128,24 @@ final class PromptStream: @unchecked Sendable {
     }
 
     /// Waits until the stream is connected (or failed); returns its sink-input index.
-    /// - Throws: `.unavailable` when the server refused the stream or the connection dropped.
+    /// - Throws: `.unavailable` when the server refused the stream, the connection dropped,
+    ///   or the server did not answer within the connection's `answerTimeout`.
     func waitReady() throws -> UInt32 {
-        try connection.withLock {
-            while true {
-                let state = pa_stream_get_state(stream)
-                if state == PA_STREAM_READY { return pa_stream_get_index(stream) }
-                if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
-                    throw DuckPromptError(.unavailable,
-                        "the server refused the prompt stream: \(connection.lastErrorLocked)")
+        let deadline = ContinuousClock.now + connection.answerTimeout
+        return try connection.withLock {
+            try connection.withWakeupLocked(at: deadline) {
+                while true {
+                    let state = pa_stream_get_state(stream)
+                    if state == PA_STREAM_READY { return pa_stream_get_index(stream) }
+                    if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
+                        throw DuckPromptError(.unavailable,
+                            "the server refused the prompt stream: \(connection.lastErrorLocked)")
+                    }
+                    guard ContinuousClock.now < deadline else {
+                        throw connection.silentServerError("connecting the prompt stream")
+                    }
+                    connection.waitLocked()
                 }
-                connection.waitLocked()
             }
         }
     }
@@ -153,19 +160,27 @@ final class PromptStream: @unchecked Sendable {
 
     /// Waits until the last sample has been played (`pa_stream_drain` acknowledged), or until
     /// the connection is interrupted. Returns false when interrupted.
-    /// - Throws: `.unavailable` when the stream or connection fails.
-    func waitDrained() throws -> Bool {
-        try connection.withLock {
-            while !box.drained {
-                if connection.interrupted { return false }
-                let state = pa_stream_get_state(stream)
-                if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
-                    throw DuckPromptError(.unavailable,
-                        "the prompt stream failed: \(connection.lastErrorLocked)")
+    /// - Parameter duration: the prompt's length; a server that has not drained it after that
+    ///   plus `answerTimeout` counts as stuck.
+    /// - Throws: `.unavailable` when the stream or connection fails, or the server is stuck.
+    func waitDrained(duration: Duration) throws -> Bool {
+        let deadline = ContinuousClock.now + duration + connection.answerTimeout
+        return try connection.withLock {
+            try connection.withWakeupLocked(at: deadline) {
+                while !box.drained {
+                    if connection.interrupted { return false }
+                    let state = pa_stream_get_state(stream)
+                    if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
+                        throw DuckPromptError(.unavailable,
+                            "the prompt stream failed: \(connection.lastErrorLocked)")
+                    }
+                    guard ContinuousClock.now < deadline else {
+                        throw connection.silentServerError("playing the prompt")
+                    }
+                    connection.waitLocked()
                 }
-                connection.waitLocked()
+                return true
             }
-            return true
         }
     }
 

@@ -15,6 +15,8 @@ final class PulseConnection: @unchecked Sendable {
     let serverDescription: String
     /// Set by `interrupt()`: every blocking wait returns early once it is true.
     private(set) var interrupted = false
+    /// How long the server may take to answer one request before it counts as gone.
+    let answerTimeout: Duration
 
     /// Connects and waits for the context to be READY.
     ///
@@ -27,6 +29,7 @@ final class PulseConnection: @unchecked Sendable {
     ///   does not answer in time. libpulse: `pa_context_connect` with `PA_CONTEXT_NOAUTOSPAWN`.
     init(server: String?, clientName: String, timeout: Duration) throws {
         serverDescription = PulseConnection.describe(server: server)
+        answerTimeout = timeout
         guard let ml = pa_threaded_mainloop_new() else {
             throw DuckPromptError(.internal, "pa_threaded_mainloop_new failed")
         }
@@ -56,22 +59,40 @@ final class PulseConnection: @unchecked Sendable {
             throw connectError()
         }
         let deadline = ContinuousClock.now + timeout
-        let usec = UInt64(max(0, timeout.components.seconds)) * 1_000_000
-            + UInt64(max(0, timeout.components.attoseconds) / 1_000_000_000_000)
-        let timer = pa_context_rttime_new(ctx, pa_rtclock_now() + usec, { _, _, _, userdata in
-            pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
-        }, userdata)
-        defer { if let timer { api?.pointee.time_free(timer) } }
-        while true {
-            let state = pa_context_get_state(ctx)
-            if state == PA_CONTEXT_READY { break }
-            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { throw connectError() }
-            if ContinuousClock.now >= deadline {
-                throw DuckPromptError(.unavailable,
-                    "no answer from the sound server at \(serverDescription) within \(timeout.seconds) s")
+        try withWakeupLocked(at: deadline) {
+            while true {
+                let state = pa_context_get_state(ctx)
+                if state == PA_CONTEXT_READY { break }
+                if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { throw connectError() }
+                if ContinuousClock.now >= deadline {
+                    throw DuckPromptError(.unavailable,
+                        "no answer from the sound server at \(serverDescription) within \(timeout.seconds) s")
+                }
+                pa_threaded_mainloop_wait(ml)
             }
-            pa_threaded_mainloop_wait(ml)
         }
+    }
+
+    /// Runs `body`, lock held, with a timer armed that wakes every wait at `deadline`, so that
+    /// a wait loop can check its deadline even when the server says nothing.
+    /// libpulse: `pa_context_rttime_new`, `pa_mainloop_api.time_free`.
+    func withWakeupLocked<T>(at deadline: ContinuousClock.Instant, _ body: () throws -> T) rethrows -> T {
+        let remaining = max(.zero, deadline - ContinuousClock.now)
+        let usec = UInt64(remaining.components.seconds) * 1_000_000
+            + UInt64(remaining.components.attoseconds / 1_000_000_000_000)
+        let timer = pa_context_rttime_new(context, pa_rtclock_now() + usec, { _, _, _, userdata in
+            pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
+        }, UnsafeMutableRawPointer(mainloop))
+        defer {
+            if let timer { pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer) }
+        }
+        return try body()
+    }
+
+    /// The error for a server that connected but stopped answering.
+    func silentServerError(_ what: String) -> DuckPromptError {
+        DuckPromptError(.unavailable,
+            "the sound server at \(serverDescription) did not answer within \(answerTimeout.seconds) s (\(what))")
     }
 
     private func connectError() -> DuckPromptError {
@@ -123,19 +144,25 @@ final class PulseConnection: @unchecked Sendable {
     /// The context's last error as text (`pa_strerror(pa_context_errno)`). Lock held.
     var lastErrorLocked: String { String(cString: pa_strerror(pa_context_errno(context))) }
 
-    /// Waits, lock held, until `op` is no longer running or the context dies; unrefs it.
-    /// Ignores `interrupted`: queries are short and their results are needed for a clean stop.
+    /// Waits, lock held, until `op` is no longer running, the context dies, or the server
+    /// took longer than `answerTimeout`; unrefs it. Ignores `interrupted`: queries are short
+    /// and their results are needed for a clean stop.
+    /// - Throws: `.unavailable` when the connection is lost or the server does not answer.
     func waitLocked(for op: OpaquePointer?, what: String) throws {
         guard let op else {
             throw DuckPromptError(.internal, "\(what) failed: \(lastErrorLocked)")
         }
         defer { pa_operation_unref(op) }
-        while pa_operation_get_state(op) == PA_OPERATION_RUNNING {
-            guard isAliveLocked else {
-                throw DuckPromptError(.unavailable,
-                    "lost the connection to the sound server at \(serverDescription)")
+        let deadline = ContinuousClock.now + answerTimeout
+        try withWakeupLocked(at: deadline) {
+            while pa_operation_get_state(op) == PA_OPERATION_RUNNING {
+                guard isAliveLocked else {
+                    throw DuckPromptError(.unavailable,
+                        "lost the connection to the sound server at \(serverDescription)")
+                }
+                guard ContinuousClock.now < deadline else { throw silentServerError(what) }
+                waitLocked()
             }
-            waitLocked()
         }
     }
 }

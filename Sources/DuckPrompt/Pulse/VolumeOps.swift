@@ -37,9 +37,14 @@ extension PulseConnection {
         }
     }
 
-    /// Waits, lock held, until every operation counted by `pending` is acknowledged or the
-    /// connection is lost.
+    /// Waits, lock held, until every operation counted by `pending` is acknowledged, the
+    /// connection is lost, or `answerTimeout` passed.
     func waitLocked(for pending: PendingOperations) {
-        while pending.outstanding > 0 && isAliveLocked { waitLocked() }
+        let deadline = ContinuousClock.now + answerTimeout
+        withWakeupLocked(at: deadline) {
+            while pending.outstanding > 0 && isAliveLocked && ContinuousClock.now < deadline {
+                waitLocked()
+            }
+        }
     }
 }
