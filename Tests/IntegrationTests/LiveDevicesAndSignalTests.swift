@@ -29,6 +29,12 @@ struct LiveDevicesAndSignalTests {
 
         let explicit = try run([duckpromptBinary, "route", "-d", speaker]).stdout
         #expect(explicit.hasPrefix(speaker + "\t"))
+        let fromEnvironment = try run([duckpromptBinary, "route"], environment: ["PULSE_SINK": speaker]).stdout
+        #expect(fromEnvironment.hasPrefix(speaker + "\t"), "PULSE_SINK is honoured: \(fromEnvironment)")
+        let runtime = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
+        let viaServer = try run([duckpromptBinary, "route", "-s", "unix:\(runtime)/pulse/native"],
+                                environment: ["PULSE_SERVER": "unix:/nonexistent/duckprompt"]).stdout
+        #expect(viaServer.hasPrefix(bt + "\t"), "-s overrides PULSE_SERVER: \(viaServer)")
         let unknown = try run([duckpromptBinary, "route", "-d", "no_such_sink_\(rig.tag)"], check: false)
         #expect(unknown.status == 69)
         #expect(unknown.stderr.contains("no_such_sink_\(rig.tag)"))

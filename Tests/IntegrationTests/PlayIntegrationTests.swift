@@ -118,6 +118,12 @@ struct PlayIntegrationTests {
         #expect(abs((depth.before - depth.ducked) - 20) <= 1, "duck depth \(depth.before - depth.ducked) dB")
         #expect(abs(depth.after - depth.before) <= 0.1, "music after \(depth.after) dB vs before \(depth.before) dB")
         #expect(try Pactl.volume(ofApp: app) == volumeBefore, "pa_cvolume not restored exactly")
+
+        // The ramp is smooth: the music (300 Hz: three whole periods per 10 ms window) never
+        // jumps by more than 3 dB from one 10 ms window to the next.
+        let rms = Levels.rms(speakerSamples).drop { $0 < -100 }
+        let jumps = zip(rms, rms.dropFirst()).map { abs($1 - $0) }
+        #expect((jumps.max() ?? 99) <= 3, "largest 10 ms jump \(jumps.max() ?? 99) dB")
     }
 
     @Test("Speaker + bare null sink as default: prompt on the speaker, music under it ducked")
