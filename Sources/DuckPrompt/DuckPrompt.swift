@@ -98,6 +98,13 @@ public struct DeviceListing: Sendable {
     }
 }
 
+/// One step of `DuckPrompt.watchDevices`: the server's sinks now, and what changed since the
+/// previous step (empty for the first).
+public struct DeviceUpdate: Sendable {
+    public var listing: DeviceListing
+    public var changes: [DeviceChange]
+}
+
 /// The library's front door: everything the `duckprompt` command does is one call here.
 public enum DuckPrompt {
     /// Versions of the C libraries in use: libpulse (`pa_get_library_version`) and
@@ -125,6 +132,81 @@ public enum DuckPrompt {
             let (snapshot, info) = try connection.snapshot()
             return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(),
                                  serverName: info.serverName, serverVersion: info.serverVersion)
+        }
+    }
+
+    /// Reads a sink dump and classifies and routes it exactly as `devices` does live.
+    ///
+    /// - Parameters:
+    ///   - path: a file holding `pactl list sinks`, `pacmd list-sinks`, `pactl --format=json
+    ///     list sinks`, `pw-dump` or `wpctl inspect` output; `-` reads standard input.
+    ///   - request: route as if this sink had been asked for.
+    /// - Throws: `.noInput` (66) when the file cannot be read, `.unsupportedData` (65) when it
+    ///   is in none of those formats (the message lists them).
+    public static func devices(fromDump path: String, request: DeviceRequest? = nil) throws -> DeviceListing {
+        let text: String
+        if path == "-" {
+            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        } else {
+            guard FileManager.default.isReadableFile(atPath: path),
+                  let data = FileManager.default.contents(atPath: path) else {
+                throw DuckPromptError(.noInput, FileManager.default.fileExists(atPath: path)
+                                      ? "\(path): permission denied" : "\(path): no such file")
+            }
+            text = String(decoding: data, as: UTF8.self)
+        }
+        do {
+            let dump = try SinkDumpReader.readWithDefault(text)
+            return DeviceListing(snapshot: Snapshot(sinks: dump.sinks, defaultSinkName: dump.defaultSinkName),
+                                 request: request)
+        } catch let error as DuckPromptError {
+            throw DuckPromptError(error.code, "\(path == "-" ? "standard input" : path): \(error.message)")
+        }
+    }
+
+    /// Follows the server's sinks: yields the current listing first (with no changes), then a
+    /// new listing each time a sink appears, goes away, changes its active port or that port's
+    /// availability, the default sink changes, or the route changes.
+    ///
+    /// Stop by ending the iteration (or cancelling the consuming Task): the subscription and
+    /// the connection close. The stream ends with an error when the connection fails or is lost.
+    /// libpulse: `pa_context_subscribe` (sink, sink-input, card, server events), then a fresh
+    /// snapshot per batch of events.
+    public static func watchDevices(request: DeviceRequest? = nil,
+                                    server: ServerOptions = ServerOptions()) -> AsyncThrowingStream<DeviceUpdate, Error> {
+        let control = InterruptControl()
+        return AsyncThrowingStream { continuation in
+            continuation.onTermination = { _ in control.cancel() }
+            let thread = Thread {
+                do {
+                    let connection = try PulseConnection(server: server.server, clientName: server.clientName,
+                                                         timeout: server.timeout)
+                    control.attach(connection)
+                    let inbox = EventInbox(mainloop: connection.mainloop)
+                    try connection.subscribe(into: inbox)
+                    func look() throws -> DeviceListing {
+                        let (snapshot, info) = try connection.snapshot()
+                        return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(),
+                                             serverName: info.serverName, serverVersion: info.serverVersion)
+                    }
+                    var listing = try look()
+                    continuation.yield(DeviceUpdate(listing: listing, changes: []))
+                    while true {
+                        let events = try connection.withLock { try connection.nextEventsLocked(inbox) }
+                        if events.isEmpty { break }
+                        let next = try look()
+                        let changes = DeviceChange.between(listing, next)
+                        listing = next
+                        if !changes.isEmpty { continuation.yield(DeviceUpdate(listing: next, changes: changes)) }
+                    }
+                    withExtendedLifetime(inbox) {}
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            thread.name = "duckprompt-watch"
+            thread.start()
         }
     }
 

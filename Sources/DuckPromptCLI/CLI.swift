@@ -137,8 +137,8 @@ enum PlayCommand {
 
 enum DevicesCommand {
     static let scanner = ArgumentScanner(
-        valued: CommonOptions.valued.union(["device"]),
-        flags: ["help", "json"],
+        valued: CommonOptions.valued.union(["device", "from"]),
+        flags: ["help", "json", "watch"],
         short: CommonOptions.short.merging(["d": "device"]) { a, _ in a })
 
     static func run(_ args: [String], routeOnly: Bool) async throws -> Int32 {
@@ -148,21 +148,54 @@ enum DevicesCommand {
         guard r.positionals.isEmpty else {
             throw UsageError("\(verb) takes no arguments, got '\(r.positionals[0])'")
         }
-        let server = try CommonOptions.server(r)
+        let json = r.has("json")
         let request = r.last("device").map(DeviceRequest.init(parsing:))
-        let listing = try await DuckPrompt.devices(request: request, server: server)
-        if routeOnly {
-            if r.has("json") { print(Output.routeJSON(listing)) } else {
-                guard let route = listing.route else { throw listing.routeError! }
-                print("\(route.sink.name)\t\(route.classification.kind.rawValue)\t\(route.reason)")
-            }
-            if listing.route == nil, let error = listing.routeError {
-                if r.has("json") { CLIErrors.print(error) }
-                return error.exitCode
-            }
-        } else {
-            print(r.has("json") ? Output.devicesJSON(listing) : Output.devicesTable(listing))
+        if r.has("watch") {
+            guard !routeOnly else { throw UsageError("--watch is an option of devices, not route") }
+            guard r.last("from") == nil else { throw UsageError("--watch follows a live server; it cannot read --from a file") }
+            return try await watch(request: request, server: try CommonOptions.server(r), json: json)
         }
+        let listing: DeviceListing
+        if let path = r.last("from") {
+            listing = try DuckPrompt.devices(fromDump: path, request: request)
+        } else {
+            listing = try await DuckPrompt.devices(request: request, server: try CommonOptions.server(r))
+        }
+        if json {
+            print(Output.devicesJSON(listing))
+        } else if routeOnly {
+            guard let route = listing.route else { throw listing.routeError! }
+            print("\(route.sink.name)\t\(route.classification.kind.rawValue)\t\(route.reason)")
+        } else {
+            print(Output.devicesTable(listing))
+        }
+        if routeOnly, listing.route == nil, let error = listing.routeError {
+            DuckPromptCLI.printError(error.message)
+            return error.exitCode
+        }
+        return 0
+    }
+
+    /// Prints the table (or one JSON line), then one line per change until interrupted.
+    static func watch(request: DeviceRequest?, server: ServerOptions, json: Bool) async throws -> Int32 {
+        let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
+        let task = Task {
+            for try await update in DuckPrompt.watchDevices(request: request, server: server) {
+                if update.changes.isEmpty {
+                    Output.emit(json ? Output.devicesJSON(update.listing, compact: true, event: "devices")
+                                     : Output.devicesTable(update.listing))
+                    continue
+                }
+                for change in update.changes {
+                    Output.emit(json ? Output.changeJSON(change, update.listing) : Output.changeLine(change, update.listing))
+                }
+            }
+        }
+        signals.onSignal { task.cancel() }
+        do {
+            try await task.value
+        } catch is CancellationError {}
+        if let signal = signals.received { return 128 + signal }
         return 0
     }
 }

@@ -56,13 +56,19 @@ enum Help {
     static let devices = """
     OVERVIEW: List the sinks with their kind, and mark the one a prompt would go to.
 
-    USAGE: duckprompt devices [--json] [options]
+    USAGE: duckprompt devices [--json] [--watch | --from FILE] [options]
 
     One line per sink: index, name, kind, external yes/no, state, active port. '*' marks the
     sink a prompt would go to, 'default' the server's default sink.
 
     OPTIONS:
       --json                  Print JSON (see Docs/json.md).
+      --watch                 Keep running: print a line each time a sink appears or goes
+                              away, changes port or availability, or the default sink or
+                              the route changes, with the new routing decision. Ctrl-C ends.
+      --from FILE             Read sinks from a dump instead of a server: `pactl list sinks`,
+                              `pacmd list-sinks`, `pactl --format=json list sinks`, `pw-dump`
+                              or `wpctl inspect` output ('-' reads standard input).
       -d, --device SINK       Route as if SINK had been asked for.
     \(common)
     """
@@ -70,10 +76,11 @@ enum Help {
     static let route = """
     OVERVIEW: Print the sink a prompt would go to, and the one-sentence reason. Plays nothing.
 
-    USAGE: duckprompt route [--json] [options]
+    USAGE: duckprompt route [--json] [--from FILE] [options]
 
     OPTIONS:
-      --json                  Print JSON (see Docs/json.md).
+      --json                  Print JSON (see Docs/json.md): every sink, and the choice.
+      --from FILE             Route the sinks of a dump (see duckprompt devices --help).
       -d, --device SINK       Route as if SINK had been asked for.
     \(common)
     """

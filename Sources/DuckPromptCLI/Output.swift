@@ -57,15 +57,26 @@ enum Output {
     }
 
     struct DevicesJSON: Encodable {
-        var server: String
-        var serverVersion: String
+        var event: String?
+        var server: String?
+        var serverVersion: String?
         var defaultSink: String?
         var sinks: [SinkJSON]
         var route: RouteJSON
+        var chosen: String?
+        var reason: String
         enum CodingKeys: String, CodingKey {
-            case server, sinks, route
+            case event, server, sinks, route, chosen, reason
             case serverVersion = "server_version", defaultSink = "default_sink"
         }
+    }
+
+    struct ChangeJSON: Encodable {
+        var event: String
+        var time: String
+        var sink: String?
+        var summary: String
+        var route: RouteJSON
     }
 
     static func sinks(_ listing: DeviceListing) -> [SinkJSON] {
@@ -87,19 +98,50 @@ enum Output {
         return RouteJSON(sink: nil, index: nil, kind: nil, reason: listing.routeError?.message ?? "")
     }
 
-    static func devicesJSON(_ listing: DeviceListing) -> String {
-        encode(DevicesJSON(server: listing.serverName, serverVersion: listing.serverVersion,
-                           defaultSink: listing.snapshot.defaultSinkName,
-                           sinks: sinks(listing), route: route(listing)))
+    static func devicesJSON(_ listing: DeviceListing, compact: Bool = false, event: String? = nil) -> String {
+        let route = route(listing)
+        return encode(DevicesJSON(event: event,
+                                  server: listing.serverName.isEmpty ? nil : listing.serverName,
+                                  serverVersion: listing.serverVersion.isEmpty ? nil : listing.serverVersion,
+                                  defaultSink: listing.snapshot.defaultSinkName,
+                                  sinks: sinks(listing), route: route, chosen: route.sink, reason: route.reason),
+                      compact: compact)
     }
 
-    static func routeJSON(_ listing: DeviceListing) -> String {
-        encode(route(listing))
+    static func timestamp() -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss.SSS"
+        return formatter.string(from: Date())
     }
 
-    static func encode<T: Encodable>(_ value: T) -> String {
+    /// `12:00:01.250 sink-added: sink bt (bluetooth-a2dp) appeared; prompts go to bt (bluetooth-a2dp): …`
+    static func changeLine(_ change: DeviceChange, _ listing: DeviceListing) -> String {
+        let routeText: String
+        if let r = listing.route {
+            routeText = "prompts go to \(r.sink.name) (\(r.classification.kind.rawValue)): \(r.reason)"
+        } else {
+            routeText = "no sink for prompts: \(listing.routeError?.message ?? "")"
+        }
+        return "\(timestamp()) \(change.event): \(change.summary); \(routeText)"
+    }
+
+    static func changeJSON(_ change: DeviceChange, _ listing: DeviceListing) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return encode(ChangeJSON(event: change.event, time: formatter.string(from: Date()),
+                                 sink: change.sinkName, summary: change.summary, route: route(listing)),
+                      compact: true)
+    }
+
+    /// Writes a line to stdout at once (no buffering: `--watch` output goes to pipes).
+    static func emit(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    static func encode<T: Encodable>(_ value: T, compact: Bool = false) -> String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting = compact ? [.sortedKeys, .withoutEscapingSlashes]
+                                           : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
     }
 }

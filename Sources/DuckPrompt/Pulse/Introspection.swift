@@ -57,7 +57,9 @@ extension PulseConnection {
                 let op3 = pa_context_get_server_info(context, { _, info, userdata in
                     let box = Unmanaged<ServerInfoBox>.fromOpaque(userdata!).takeUnretainedValue()
                     if let info {
+                        // pipewire-pulse names the literal "@DEFAULT_SINK@" while no default is chosen.
                         box.defaultSinkName = info.pointee.default_sink_name.map { String(cString: $0) }
+                            .flatMap { $0 == "@DEFAULT_SINK@" || $0.isEmpty ? nil : $0 }
                         box.serverName = info.pointee.server_name.map { String(cString: $0) } ?? ""
                         box.serverVersion = info.pointee.server_version.map { String(cString: $0) } ?? ""
                     }

@@ -112,6 +112,7 @@ final class PulseConnection: @unchecked Sendable {
     deinit {
         pa_threaded_mainloop_lock(mainloop)
         pa_context_set_state_callback(context, nil, nil)
+        pa_context_set_subscribe_callback(context, nil, nil)
         pa_context_disconnect(context)
         pa_context_unref(context)
         pa_threaded_mainloop_unlock(mainloop)

@@ -1,0 +1,76 @@
+import CPulseAudio
+
+/// A server event, as `pa_context_subscribe` reports it: which facility, which index, and
+/// whether the object appeared, changed or went away.
+struct ServerEvent: Sendable, Equatable {
+    enum Facility: Sendable, Equatable { case sink, sinkInput, server, card, other }
+    enum Change: Sendable, Equatable { case new, changed, removed }
+    var facility: Facility
+    var change: Change
+    var index: UInt32
+
+    /// Decodes a `pa_subscription_event_type_t`.
+    init(type: UInt32, index: UInt32) {
+        facility = switch type & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue {
+        case PA_SUBSCRIPTION_EVENT_SINK.rawValue: .sink
+        case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue: .sinkInput
+        case PA_SUBSCRIPTION_EVENT_SERVER.rawValue: .server
+        case PA_SUBSCRIPTION_EVENT_CARD.rawValue: .card
+        default: .other
+        }
+        change = switch type & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue {
+        case PA_SUBSCRIPTION_EVENT_NEW.rawValue: .new
+        case PA_SUBSCRIPTION_EVENT_REMOVE.rawValue: .removed
+        default: .changed
+        }
+        self.index = index
+    }
+}
+
+/// Collects server events between two looks, on the loop thread.
+final class EventInbox: @unchecked Sendable {
+    let mainloop: OpaquePointer
+    /// Guarded by the loop lock.
+    var events: [ServerEvent] = []
+    init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+}
+
+extension PulseConnection {
+    /// Subscribes to sink, sink-input, card and server events; each event is appended to
+    /// `inbox` and wakes every wait. The inbox must stay alive as long as the connection.
+    ///
+    /// - Throws: `.unavailable` when the server refuses or does not answer.
+    /// libpulse: `pa_context_set_subscribe_callback`, `pa_context_subscribe` with
+    /// `PA_SUBSCRIPTION_MASK_SINK | SINK_INPUT | CARD | SERVER`.
+    func subscribe(into inbox: EventInbox) throws {
+        try withLock {
+            pa_context_set_subscribe_callback(context, { _, type, index, userdata in
+                let inbox = Unmanaged<EventInbox>.fromOpaque(userdata!).takeUnretainedValue()
+                inbox.events.append(ServerEvent(type: type.rawValue, index: index))
+                pa_threaded_mainloop_signal(inbox.mainloop, 0)
+            }, Unmanaged.passUnretained(inbox).toOpaque())
+            let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue
+                | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_CARD.rawValue
+                | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
+            let op = pa_context_subscribe(context, mask, { _, _, userdata in
+                pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
+            }, UnsafeMutableRawPointer(mainloop))
+            try waitLocked(for: op, what: "subscribing to server events")
+        }
+    }
+
+    /// Waits, lock held, until `inbox` holds events or the connection is interrupted or lost;
+    /// returns the events and empties the inbox (empty when interrupted).
+    /// - Throws: `.unavailable` when the connection is lost.
+    func nextEventsLocked(_ inbox: EventInbox) throws -> [ServerEvent] {
+        while inbox.events.isEmpty {
+            if interrupted { return [] }
+            guard isAliveLocked else {
+                throw DuckPromptError(.unavailable, "lost the connection to the sound server at \(serverDescription)")
+            }
+            waitLocked()
+        }
+        defer { inbox.events.removeAll() }
+        return inbox.events
+    }
+}
