@@ -48,7 +48,9 @@ func run(_ arguments: [String], environment: [String: String] = [:], check: Bool
     let group = DispatchGroup()
     nonisolated(unsafe) var outData = Data(), errData = Data()
     group.enter()
-    DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    // A thread of its own, not a dispatch worker: blocking reads of long-running Background
+    // processes hold workers, and a new one can take a second to be spawned.
+    Thread { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }.start()
     errData = err.fileHandleForReading.readDataToEndOfFile()
     group.wait()
     process.waitUntilExit()
@@ -135,14 +137,14 @@ final class Background: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let handle = out.fileHandleForReading
-        DispatchQueue.global().async { [self] in
+        Thread { [self] in
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
                 lock.withLock { data.append(chunk) }
             }
             done.signal()
-        }
+        }.start()
     }
 
     var bytes: Data { lock.withLock { data } }
