@@ -133,11 +133,18 @@ public struct SinkInput: Sendable, Equatable, Codable {
     public var volumeWritable: Bool
     /// Properties (`pa_sink_input_info.proplist`): `media.role`, `application.name` …
     public var properties: [String: String]
+    /// The module that owns the stream (`pa_sink_input_info.owner_module`), nil for a client's
+    /// stream. A filter, combine or loopback module's stream carries audio of another sink.
+    public var ownerModule: UInt32?
+    /// Driver (`pa_sink_input_info.driver`), e.g. `protocol-native.c`, `module-combine-sink.c`.
+    public var driver: String
 
     public init(index: UInt32, sinkIndex: UInt32, name: String = "",
                 volume: ChannelVolumes = ChannelVolumes([]), mute: Bool = false,
                 corked: Bool = false, hasVolume: Bool = true, volumeWritable: Bool = true,
-                properties: [String: String] = [:]) {
+                properties: [String: String] = [:], ownerModule: UInt32? = nil, driver: String = "") {
+        self.ownerModule = ownerModule
+        self.driver = driver
         self.index = index
         self.sinkIndex = sinkIndex
         self.name = name

@@ -193,6 +193,8 @@ extension SinkInput {
                   volume: channelVolumes(info.volume), mute: info.mute != 0,
                   corked: info.corked != 0, hasVolume: info.has_volume != 0,
                   volumeWritable: info.volume_writable != 0,
-                  properties: proplistDictionary(info.proplist))
+                  properties: proplistDictionary(info.proplist),
+                  ownerModule: info.owner_module == dp_pa_invalid_index() ? nil : info.owner_module,
+                  driver: info.driver.map { String(cString: $0) } ?? "")
     }
 }
