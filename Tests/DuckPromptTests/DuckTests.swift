@@ -24,23 +24,23 @@ struct RampTests {
         Case(from: 0, to: -20, durationMs: 200, steps: 20, totalMs: 200),     // default attack
         Case(from: -20, to: 0, durationMs: 500, steps: 50, totalMs: 500),     // default release
         Case(from: 0, to: -20, durationMs: 1000, steps: 100, totalMs: 1000),
-        Case(from: -6.5, to: -20, durationMs: 100, steps: 10, totalMs: 100),
+        Case(from: -6.5, to: -20, durationMs: 140, steps: 14, totalMs: 140),
         Case(from: 0, to: -1, durationMs: 30, steps: 3, totalMs: 30),
         // Requested lengths that are not a multiple of 10 ms round up to whole 10 ms steps.
         Case(from: 0, to: -20, durationMs: 205, steps: 21, totalMs: 210),
         Case(from: 0, to: -1, durationMs: 25, steps: 3, totalMs: 30),
-        // Depth-bound: too steep for 1.5 dB per 10 ms, so lengthened.
-        Case(from: 0, to: -20, durationMs: 0, steps: 14, totalMs: 140),
-        Case(from: 0, to: -20, durationMs: 15, steps: 14, totalMs: 140),
-        Case(from: -20, to: 0, durationMs: 0, steps: 14, totalMs: 140),
-        Case(from: 0, to: -60, durationMs: 50, steps: 40, totalMs: 400),
-        Case(from: 0, to: -3, durationMs: 0, steps: 2, totalMs: 20),
-        Case(from: -6.5, to: -20, durationMs: 0, steps: 9, totalMs: 90),       // 13.5 / 1.5 = 9 exactly
+        // Depth-bound: too steep for 1 dB per 10 ms, so lengthened.
+        Case(from: 0, to: -20, durationMs: 0, steps: 20, totalMs: 200),
+        Case(from: 0, to: -20, durationMs: 15, steps: 20, totalMs: 200),
+        Case(from: -20, to: 0, durationMs: 0, steps: 20, totalMs: 200),
+        Case(from: 0, to: -60, durationMs: 50, steps: 60, totalMs: 600),
+        Case(from: 0, to: -3, durationMs: 0, steps: 3, totalMs: 30),
+        Case(from: -6.5, to: -20, durationMs: 0, steps: 14, totalMs: 140),     // 13.5 / 1 rounds up to 14
         // Small spans fit in one step.
-        Case(from: 0, to: -1.5, durationMs: 0, steps: 1, totalMs: 10),
+        Case(from: 0, to: -1.5, durationMs: 0, steps: 2, totalMs: 20),
         Case(from: 0, to: -1, durationMs: 0, steps: 1, totalMs: 10),
         // A negative length is treated as 0.
-        Case(from: 0, to: -20, durationMs: -5, steps: 14, totalMs: 140),
+        Case(from: 0, to: -20, durationMs: -5, steps: 20, totalMs: 200),
         // Interrupted ramps start from an intermediate gain.
         Case(from: -7.3, to: 0, durationMs: 500, steps: 50, totalMs: 500),
     ]

@@ -15,9 +15,9 @@ public struct Ramp: Sendable, Equatable {
     /// Shortest interval between two steps, in ms: the size of the window in which a listener
     /// must not hear more than `maxStepDecibels` change.
     public static let stepIntervalMs = 10
-    /// Largest change between two steps, in dB. Kept below the 3 dB per 10 ms bound with margin,
-    /// since a server may apply two of our steps in one 10 ms block.
-    public static let maxStepDecibels = 1.5
+    /// Largest change between two steps, in dB. Kept well below the 3 dB per 10 ms bound: a
+    /// 10 ms window that straddles two steps still changes by at most 2 dB.
+    public static let maxStepDecibels = 1.0
 
     public let steps: [Step]
 
