@@ -80,11 +80,13 @@ public struct DeviceListing: Sendable {
     public var serverVersion: String
 
     /// Classifies and routes a snapshot (from a server or a dump), exactly as `play` would.
-    public init(snapshot: Snapshot, request: DeviceRequest? = nil, serverName: String = "", serverVersion: String = "") {
+    /// `config` supplies the user's `prefer`, `ranking` and `never` (default: none).
+    public init(snapshot: Snapshot, request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
+                serverName: String = "", serverVersion: String = "") {
         self.snapshot = snapshot
-        classifications = snapshot.sinks.map(Classifier.classify)
+        classifications = Classifier.classify(snapshot, ranking: config.ranking)
         do {
-            route = try Router.route(snapshot, request: request)
+            route = try Router.route(snapshot, request: request, config: config)
             routeError = nil
         } catch let error as DuckPromptError {
             route = nil
@@ -245,36 +247,48 @@ public enum DuckPrompt {
         control.attach(connection)
         let (snapshot, _) = try connection.snapshot()
         let route = try Router.route(snapshot, request: options.device ?? defaultRequest())
-        let depth = options.duckMode == .none ? 0 : min(0, options.duck.value)
-        let session = DuckSession(connection: connection,
-                                  plan: DuckPlan(inputs: snapshot.sinkInputs, depth: depth,
-                                                 exemptRoles: options.exemptRoles))
+        let depth: Double = switch options.duckMode {
+        case .none: 0
+        case .mute: -.infinity
+        case .duck: min(0, options.duck.value)
+        }
+        let session = try DuckSession(connection: connection,
+                                      plan: DuckPlan(inputs: snapshot.sinkInputs, depth: depth,
+                                                     exemptRoles: options.exemptRoles))
         var properties = options.properties
         properties[PulseConnection.mediaRoleKey] = properties[PulseConnection.mediaRoleKey] ?? "navigation"
         properties[PulseConnection.mediaNameKey] = properties[PulseConnection.mediaNameKey]
             ?? URL(fileURLWithPath: source.path).lastPathComponent
+        properties["duckprompt.prompt"] = "\(getpid())"
         let stream = try PromptStream(
             connection: connection, rate: source.rate, channels: source.channels,
             sinkName: route.sink.name, properties: properties, volume: options.volume,
             latencyMs: options.latencyMs, pull: source.read)
         defer { stream.close() }
 
+        let interrupted = { connection.interrupted }
         var finished = false
         do {
-            if session.ramp(to: depth, durationMs: options.attackMs, stop: { connection.interrupted }) {
-                _ = try stream.waitReady()
+            // Attack: ramp down while the prompt stream connects and prefills, corked.
+            if try session.run(toGain: depth, durationMs: options.attackMs, stop: interrupted) {
+                session.exclude(try stream.waitReady())
                 stream.start()
-                finished = try stream.waitDrained(duration: .milliseconds(Int(source.duration * 1000)))
+                // Hold the duck, following streams that come, change or go, until the last
+                // sample has been played.
+                let deadline = ContinuousClock.now + .milliseconds(Int(source.duration * 1000)) + connection.answerTimeout
+                finished = try session.run(toGain: nil, until: { stream.drainedLocked }, stop: interrupted,
+                                           deadline: deadline, what: "playing the prompt")
+                if !finished { connection.withLock { stream.stopLocked() } }
             }
         } catch {
-            session.ramp(to: 0, durationMs: options.releaseMs)
-            session.flush()
+            try? session.run(toGain: 0, durationMs: options.releaseMs)
+            session.finish()
             throw error
         }
-        session.ramp(to: 0, durationMs: options.releaseMs)
-        session.flush()
+        try? session.run(toGain: 0, durationMs: options.releaseMs)
+        session.finish()
         guard finished else { throw CancellationError() }
-        return PlayReport(route: route, duckedStreams: session.plan.entries.map(\.index),
+        return PlayReport(route: route, duckedStreams: session.touched.sorted(),
                           framesPlayed: stream.framesWritten)
     }
 }

@@ -1,58 +1,268 @@
-/// How other streams are lowered while a prompt plays.
+/// How other streams are lowered while a prompt plays (`--duck-mode`).
 public enum DuckMode: String, Sendable, Equatable, CaseIterable {
-    /// Lower by the duck depth.
+    /// Lower by the duck depth (`--duck`, default -20 dB).
     case duck
+    /// Silence them (volume `PA_VOLUME_MUTED`), ramped.
+    case mute
     /// Leave every stream as it is.
     case none
 }
 
-/// The bookkeeping of one duck: which sink-inputs are lowered, what they were, and what to
-/// set them to at a given gain. Pure: it computes volumes; `DuckSession` applies them.
-///
-/// Originals are the exact `pa_cvolume` values found; the ramp's last step sets them back
-/// bit for bit. Volume math through libpulse (`VolumeMath.scale`).
-public struct DuckPlan: Sendable, Equatable {
-    /// A ducked stream: its index, and its volume as found (`pa_sink_input_info.volume`).
-    public struct Entry: Sendable, Equatable {
-        public var index: UInt32
-        public var original: ChannelVolumes
+/// What the server's restore policy files a stream's volume under: PulseAudio's
+/// module-stream-restore and WirePlumber's restore-stream key on the media role, else the
+/// application. A stream that ends while ducked leaves its ducked volume saved under these.
+public struct RestoreKey: Sendable, Hashable, Codable {
+    /// `media.role`.
+    public var mediaRole: String?
+    /// `application.name`.
+    public var applicationName: String?
+    /// `application.id`.
+    public var applicationID: String?
+    /// `module-stream-restore.id` (PulseAudio: the exact key it saved under).
+    public var streamRestoreID: String?
+
+    public init(mediaRole: String? = nil, applicationName: String? = nil,
+                applicationID: String? = nil, streamRestoreID: String? = nil) {
+        self.mediaRole = mediaRole
+        self.applicationName = applicationName
+        self.applicationID = applicationID
+        self.streamRestoreID = streamRestoreID
     }
 
-    /// Streams to lower, in index order.
-    public private(set) var entries: [Entry]
-    /// Full duck depth in dB (negative; 0 means no duck).
-    public let depth: Double
+    /// The key of a sink-input, from its properties.
+    public init(_ input: SinkInput) {
+        self.init(mediaRole: input.properties["media.role"],
+                  applicationName: input.properties["application.name"],
+                  applicationID: input.properties["application.id"],
+                  streamRestoreID: input.properties["module-stream-restore.id"])
+    }
 
-    /// Selects the streams to duck in a snapshot.
+    /// Whether a new stream would be started at the volume saved for `self`: same role, or
+    /// (without a role) same application.
+    public func sharesSavedVolume(with other: RestoreKey) -> Bool {
+        if let a = streamRestoreID, let b = other.streamRestoreID { return a == b }
+        if let role = mediaRole { return role == other.mediaRole }
+        if other.mediaRole != nil { return false }
+        if let id = applicationID, id == other.applicationID { return true }
+        if let name = applicationName, name == other.applicationName { return true }
+        return false
+    }
+}
+
+/// Something the libpulse side must do for the duck.
+public enum DuckAction: Sendable, Equatable {
+    /// `pa_context_set_sink_input_volume(index, volume)`.
+    case setVolume(index: UInt32, volume: ChannelVolumes)
+    /// Make the server's saved volume for `key` be `volume` again (the stream is gone).
+    case repairSaved(key: RestoreKey, volume: ChannelVolumes)
+}
+
+/// The bookkeeping of one duck, as a hidden gain on top of each stream's own volume:
+/// which sink-inputs are lowered, what their own volume is, what was written, and what to do
+/// when streams appear, change or end during the prompt. Pure: it returns `DuckAction`s;
+/// `DuckSession` applies them with libpulse.
+///
+/// Each stream's own volume ("original") starts as the exact `pa_cvolume` found. The audible
+/// volume is original × gain (`VolumeMath.scale`, libpulse dB math). A volume change that is not
+/// one of our writes is the user's: their value divided by the gain becomes the stream's own
+/// volume, so it is kept after the prompt. At gain 0 dB the originals are written bit for bit.
+public struct DuckPlan: Sendable, Equatable {
+    /// A ducked stream.
+    public struct Entry: Sendable, Equatable {
+        /// Sink-input index (`pa_sink_input_info.index`).
+        public var index: UInt32
+        /// The stream's own volume, without the duck (`pa_cvolume`, its channel order).
+        public var original: ChannelVolumes
+        /// Where the server files its saved volume.
+        public var key: RestoreKey
+        /// What the server has, as far as we know: found, written by us, or set by the user.
+        public var current: ChannelVolumes
+        /// Our writes whose change event has not come back yet, oldest first.
+        public var inFlight: [ChannelVolumes]
+
+        public init(index: UInt32, original: ChannelVolumes, key: RestoreKey = RestoreKey(),
+                    current: ChannelVolumes? = nil, inFlight: [ChannelVolumes] = []) {
+            self.index = index
+            self.original = original
+            self.key = key
+            self.current = current ?? original
+            self.inFlight = inFlight
+        }
+
+        public static func == (a: Entry, b: Entry) -> Bool {
+            a.index == b.index && a.original == b.original && a.key == b.key
+        }
+    }
+
+    /// Streams lowered now, in index order.
+    public private(set) var entries: [Entry]
+    /// Streams that ended while ducked: their saved volume must be repaired.
+    public private(set) var ended: [Entry] = []
+    /// Full duck depth in dB (negative, -infinity for mute; 0 means no duck).
+    public let depth: Double
+    /// The gain last applied, dB relative to the originals (0 = not ducked).
+    public private(set) var gain: Double = 0
+    /// `media.role` values left alone.
+    public let exemptRoles: Set<String>
+    /// Sink-inputs never touched (the prompt's own stream).
+    public private(set) var excluded: Set<UInt32>
+
+    /// Selects the streams to duck in a snapshot (see `shouldDuck`).
     ///
     /// - Parameters:
     ///   - inputs: every sink-input on the server (`pa_context_get_sink_input_info_list`).
-    ///   - depth: duck depth in dB, <= 0.
+    ///   - depth: duck depth in dB, <= 0 (-infinity mutes); 0 or more, or NaN, ducks nothing.
     ///   - exemptRoles: `media.role` values left alone (default `phone`).
     ///   - excluding: sink-input indices never touched (the prompt's own stream).
-    /// Streams without a writable volume (`has_volume`, `volume_writable`) are skipped.
     public init(inputs: [SinkInput], depth: Double, exemptRoles: Set<String> = ["phone"],
                 excluding: Set<UInt32> = []) {
-        self.depth = depth
-        guard depth < 0 else { entries = []; return }
+        self.depth = depth < 0 ? depth : 0
+        self.exemptRoles = exemptRoles
+        self.excluded = excluding
+        entries = []
+        guard self.depth < 0 else { return }
         entries = inputs
-            .filter { input in
-                !excluding.contains(input.index) && input.hasVolume && input.volumeWritable
-                    && !input.volume.values.isEmpty
-                    && !(input.mediaRole.map(exemptRoles.contains) ?? false)
-            }
+            .filter { shouldDuck($0) }
             .sorted { $0.index < $1.index }
-            .map { Entry(index: $0.index, original: $0.volume) }
+            .map { Entry(index: $0.index, original: $0.volume, key: RestoreKey($0)) }
     }
 
-    /// The volume of every ducked stream at `gain` dB relative to its original; at 0 dB, the
+    /// Whether a stream is ducked: it has a writable volume, its role is not exempt, it is not
+    /// excluded, and it is not plumbing — a stream that carries another sink's audio (owned by
+    /// a module: loopback, combine, remap, filters; or a PipeWire filter/loopback output, which
+    /// shares a `node.link-group`; or EasyEffects' output). Those are left alone: what feeds
+    /// them is ducked instead, and a prompt routed through a virtual sink is not ducked by its
+    /// own duck.
+    public func shouldDuck(_ input: SinkInput) -> Bool {
+        guard depth < 0, !excluded.contains(input.index), input.hasVolume, input.volumeWritable,
+              !input.volume.values.isEmpty else { return false }
+        if let role = input.mediaRole, exemptRoles.contains(role) { return false }
+        return !DuckPlan.isPlumbing(input)
+    }
+
+    /// Streams that carry other streams: a module's own stream (PulseAudio loopback, combine,
+    /// remap, ladspa, echo-cancel: driver `module-*.c`; a client's stream has driver
+    /// `protocol-native.c`, and is owned by the native-protocol module, so the owner alone does
+    /// not tell), PipeWire filter-chain/loopback outputs (`node.link-group`), EasyEffects' output
+    /// (`application.id=com.github.wwmm.easyeffects`).
+    public static func isPlumbing(_ input: SinkInput) -> Bool {
+        if input.driver.hasPrefix("module-") { return true }
+        let p = input.properties
+        if p["node.link-group"] != nil { return true }
+        if p["application.id"] == "com.github.wwmm.easyeffects" { return true }
+        if p["media.class"] == "Stream/Output/Audio/Internal" { return true }
+        return false
+    }
+
+    /// The volume of every ducked stream at `gain` dB relative to its own; at 0 dB, the
     /// originals exactly.
     public func volumes(atGain gain: Double) -> [(index: UInt32, volume: ChannelVolumes)] {
-        entries.map { ($0.index, VolumeMath.scale($0.original, by: gain)) }
+        entries.map { ($0.index, Self.volume($0.original, atGain: gain)) }
     }
 
-    /// Forgets a stream (it ended), so nothing is set on it any more.
+    static func volume(_ original: ChannelVolumes, atGain gain: Double) -> ChannelVolumes {
+        if gain == -.infinity { return ChannelVolumes(original.values.map { _ in 0 }) }
+        return VolumeMath.scale(original, by: gain)
+    }
+
+    /// Forgets a stream without repairing anything (it was excluded after the fact).
     public mutating func remove(index: UInt32) {
         entries.removeAll { $0.index == index }
+    }
+
+    /// Excludes a sink-input from now on (the prompt's own stream, once its index is known).
+    public mutating func exclude(_ index: UInt32) {
+        excluded.insert(index)
+        remove(index: index)
+    }
+
+    private mutating func write(_ i: Int, _ volume: ChannelVolumes) -> DuckAction? {
+        guard volume != entries[i].current else { return nil }
+        entries[i].current = volume
+        entries[i].inFlight.append(volume)
+        if entries[i].inFlight.count > 64 { entries[i].inFlight.removeFirst() }
+        return .setVolume(index: entries[i].index, volume: volume)
+    }
+
+    /// Moves every ducked stream to `gain` dB (one ramp step).
+    public mutating func apply(gain: Double) -> [DuckAction] {
+        self.gain = gain
+        return entries.indices.compactMap { write($0, Self.volume(entries[$0].original, atGain: gain)) }
+    }
+
+    /// A sink-input appeared during the prompt: ducked at once to the current gain if it
+    /// qualifies. A stream that starts at the ducked volume the server saved for an earlier
+    /// stream of the same role or application (one that ended, or still plays, while ducked)
+    /// takes that stream's own volume as its own, so it is not ducked twice.
+    public mutating func appeared(_ input: SinkInput) -> [DuckAction] {
+        guard !entries.contains(where: { $0.index == input.index }) else { return changed(input) }
+        guard shouldDuck(input) else { return [] }
+        let key = RestoreKey(input)
+        var original = input.volume
+        if gain < 0, let earlier = (ended.reversed() + entries).first(where: {
+            $0.key.sharesSavedVolume(with: key) && $0.current.values.count == input.volume.values.count
+                && Self.close($0.current, input.volume)
+        }) {
+            original = earlier.original
+        }
+        entries.append(Entry(index: input.index, original: original, key: key, current: input.volume))
+        entries.sort { $0.index < $1.index }
+        let i = entries.firstIndex { $0.index == input.index }!
+        return write(i, Self.volume(original, atGain: gain)).map { [$0] } ?? []
+    }
+
+    /// Volumes equal within rounding (±1 per channel: servers round through float).
+    static func close(_ a: ChannelVolumes, _ b: ChannelVolumes) -> Bool {
+        a.values.count == b.values.count
+            && zip(a.values, b.values).allSatisfy { max($0, $1) - min($0, $1) <= 1 }
+    }
+
+    /// A sink-input's info arrived after a change event. If its volume is one of our writes in
+    /// flight, it is ours. Otherwise the user (or another program) set it: that value divided by
+    /// the current gain becomes the stream's own volume, and the audible value is left as they
+    /// set it. Nothing is written back.
+    public mutating func changed(_ input: SinkInput) -> [DuckAction] {
+        guard let i = entries.firstIndex(where: { $0.index == input.index }) else {
+            return appeared(input)
+        }
+        let seen = input.volume
+        if let k = entries[i].inFlight.firstIndex(where: { Self.close($0, seen) }) {
+            entries[i].inFlight.removeFirst(k + 1)
+            return []
+        }
+        if Self.close(seen, entries[i].current) { return [] }
+        // Theirs.
+        entries[i].current = seen
+        entries[i].inFlight.removeAll()
+        if gain == -.infinity || gain == 0 {
+            entries[i].original = seen
+        } else {
+            entries[i].original = VolumeMath.unscale(seen, by: gain)
+        }
+        return []
+    }
+
+    /// A sink-input ended. If it ended while ducked, the server saved a ducked volume for its
+    /// key: it is remembered for repair at release (unless a newer stream of the key takes over).
+    public mutating func ended(index: UInt32) -> [DuckAction] {
+        guard let i = entries.firstIndex(where: { $0.index == index }) else { return [] }
+        let entry = entries.remove(at: i)
+        if entry.current != entry.original {
+            ended.removeAll { $0.key == entry.key }
+            ended.append(entry)
+        }
+        return []
+    }
+
+    /// The final step: every stream at its own volume exactly, and every saved volume left
+    /// ducked by an ended stream repaired — unless a live stream of the same key is being
+    /// restored anyway (the server saves that one).
+    public mutating func release() -> [DuckAction] {
+        var actions = apply(gain: 0)
+        for entry in ended where !entries.contains(where: { $0.key.sharesSavedVolume(with: entry.key) }) {
+            actions.append(.repairSaved(key: entry.key, volume: entry.original))
+        }
+        ended.removeAll()
+        return actions
     }
 }

@@ -1,65 +1,148 @@
 import Foundation
 
-/// Applies a `DuckPlan` to a live server: ramps every ducked stream between its original
-/// volume and the duck depth, pipelining the volume writes, and restores the originals.
+/// Drives a `DuckPlan` on a live server for the length of one prompt: ramps, and follows
+/// sink-input events meanwhile — streams that start are ducked as they appear, a user's volume
+/// change is kept (as the stream's own volume), a stream that ends is remembered so that the
+/// server's saved volume for its application and role can be repaired at the end.
 ///
-/// Threading: call from one thread (the prompt's driver thread). It sleeps between ramp steps
-/// and holds the loop lock only while sending a step.
+/// Threading: one thread (the prompt's driver) calls it; it holds the loop lock while it
+/// looks at events and sends volumes, and waits on the loop's condition in between. Volume
+/// writes are pipelined; `finish()` waits for them.
 final class DuckSession: @unchecked Sendable {
     private let connection: PulseConnection
     private(set) var plan: DuckPlan
     private let pending: PendingOperations
-    /// The gain last applied, in dB relative to the originals (0 = not ducked).
-    private(set) var currentGain: Double = 0
+    private let inbox: EventInbox
+    /// Every sink-input ever ducked in this session (for the report).
+    private(set) var touched: Set<UInt32> = []
 
-    init(connection: PulseConnection, plan: DuckPlan) {
+    /// - Parameters:
+    ///   - plan: the streams found at the start and the depth.
+    /// Subscribes to sink-input events when the plan ducks anything (depth < 0).
+    /// - Throws: `.unavailable` when the server refuses the subscription.
+    init(connection: PulseConnection, plan: DuckPlan) throws {
         self.connection = connection
         self.plan = plan
         pending = PendingOperations(mainloop: connection.mainloop)
+        inbox = EventInbox(mainloop: connection.mainloop)
+        if plan.depth < 0 { try connection.subscribe(into: inbox) }
     }
 
-    /// Sends one gain to every ducked stream without waiting for acknowledgements.
-    /// libpulse: `pa_context_set_sink_input_volume`, pipelined.
-    private func apply(gain: Double) {
-        let targets = plan.volumes(atGain: gain)
-        connection.withLock {
-            for target in targets {
-                connection.setSinkInputVolumeLocked(target.index, target.volume, pending: pending)
+    deinit { if plan.depth < 0 { connection.unsubscribe() } }
+
+    /// Sends actions without waiting for the answers. Lock held.
+    private func sendLocked(_ actions: [DuckAction]) {
+        for action in actions {
+            if case .setVolume(let index, let volume) = action {
+                touched.insert(index)
+                connection.setSinkInputVolumeLocked(index, volume, pending: pending)
             }
         }
-        currentGain = gain
     }
 
-    /// Runs a ramp from the current gain to `gain` over `durationMs`, sleeping between steps.
+    /// Handles what arrived in the inbox: asks for the info of new and changed sink-inputs,
+    /// feeds infos and removals to the plan, sends what it says. Lock held.
+    private func handleEventsLocked() {
+        let events = inbox.events
+        inbox.events.removeAll()
+        for event in events where event.facility == .sinkInput {
+            switch event.change {
+            case .new, .changed: connection.requestSinkInputLocked(event.index, into: inbox)
+            case .removed: sendLocked(plan.ended(index: event.index))
+            }
+        }
+        let infos = inbox.sinkInputs
+        inbox.sinkInputs.removeAll()
+        for info in infos {
+            if info.properties["duckprompt.prompt"] != nil || info.properties["duckprompt.repair"] != nil {
+                plan.exclude(info.index)
+                continue
+            }
+            sendLocked(plan.appeared(info))
+        }
+    }
+
+    /// Excludes the prompt's own stream (once its index is known). Thread-safe.
+    func exclude(_ index: UInt32) {
+        connection.withLock { plan.exclude(index) }
+    }
+
+    /// Runs until `gain` is reached over `durationMs` (a `Ramp`) and `until` holds, following
+    /// events meanwhile.
     ///
     /// - Parameters:
-    ///   - gain: target gain in dB (0 restores the originals exactly).
-    ///   - durationMs: attack or release length in ms.
-    ///   - stop: polled before each step; when it returns true the ramp ends early (the
-    ///     streams stay at the last gain sent).
-    /// - Returns: false if stopped early.
+    ///   - gain: target gain in dB (0 restores the originals exactly), or nil to keep the gain.
+    ///   - durationMs: ramp length in ms.
+    ///   - until: checked with the lock held; nil means "when the ramp is done".
+    ///   - stop: checked with the lock held; when true, returns false at once (the streams
+    ///     stay at the last gain sent).
+    ///   - deadline: when `until` has not held by then, throws.
+    /// - Throws: `.unavailable` when the connection is lost or the deadline passes.
     @discardableResult
-    func ramp(to gain: Double, durationMs: Int, stop: () -> Bool = { false }) -> Bool {
-        guard !plan.entries.isEmpty else { currentGain = gain; return true }
-        let ramp = Ramp(from: currentGain, to: gain, durationMs: durationMs)
+    func run(toGain gain: Double?, durationMs: Int = 0, until: (() -> Bool)? = nil,
+             stop: () -> Bool = { false }, deadline: ContinuousClock.Instant? = nil,
+             what: String = "ducking") throws -> Bool {
         let start = ContinuousClock.now
-        for step in ramp.steps {
-            if stop() { return false }
-            let due = start + .milliseconds(step.offsetMs)
-            let now = ContinuousClock.now
-            if due > now { Thread.sleep(forTimeInterval: (due - now).seconds) }
-            apply(gain: step.gain)
+        var steps = ArraySlice(gain.map { Ramp(from: plan.gain, to: $0, durationMs: durationMs).steps } ?? [])
+        if plan.entries.isEmpty, let gain {
+            // Nothing to ramp: land on the gain at once (new streams get it as they appear).
+            connection.withLock { _ = plan.apply(gain: gain) }
+            steps = []
         }
-        return true
+        // Steps are sent at their offsets, but never two within one step interval: a late
+        // wake-up stretches the ramp instead of jumping.
+        var lastSent: ContinuousClock.Instant? = nil
+        func due(_ step: Ramp.Step) -> ContinuousClock.Instant {
+            let planned = start + .milliseconds(step.offsetMs)
+            guard let lastSent else { return planned }
+            return max(planned, lastSent + .milliseconds(Ramp.stepIntervalMs))
+        }
+        return try connection.withLock {
+            while true {
+                handleEventsLocked()
+                if let step = steps.first, ContinuousClock.now >= due(step) {
+                    sendLocked(plan.apply(gain: step.gain))
+                    lastSent = ContinuousClock.now
+                    steps.removeFirst()
+                    continue
+                }
+                if steps.isEmpty && (until?() ?? true) { return true }
+                if stop() { return false }
+                guard connection.isAliveLocked else {
+                    throw DuckPromptError(.unavailable,
+                        "lost the connection to the sound server at \(connection.serverDescription)")
+                }
+                let now = ContinuousClock.now
+                if let deadline, now >= deadline { throw connection.silentServerError(what) }
+                var wake = steps.first.map(due) ?? now + .seconds(1)
+                if let deadline { wake = min(wake, deadline) }
+                connection.withWakeupLocked(at: wake) {
+                    if inbox.isEmpty { connection.waitLocked() }
+                }
+            }
+        }
     }
 
-    /// Waits until the server acknowledged every volume write sent so far.
-    /// - Returns: how many writes it refused (streams that ended meanwhile).
+    /// The end of the duck: every stream at its own volume exactly (already ramped there),
+    /// the writes acknowledged, and saved volumes left ducked by streams that ended repaired.
+    /// - Returns: how many volume writes the server refused (streams that ended meanwhile).
     @discardableResult
-    func flush() -> Int {
-        connection.withLock {
+    func finish() -> Int {
+        let (failures, repairs) = connection.withLock { () -> (Int, [(key: RestoreKey, volume: ChannelVolumes)]) in
+            handleEventsLocked()
+            var repairs: [(key: RestoreKey, volume: ChannelVolumes)] = []
+            for action in plan.release() {
+                switch action {
+                case .setVolume(let index, let volume):
+                    connection.setSinkInputVolumeLocked(index, volume, pending: pending)
+                case .repairSaved(let key, let volume):
+                    repairs.append((key, volume))
+                }
+            }
             connection.waitLocked(for: pending)
-            return pending.failures
+            return (pending.failures, repairs)
         }
+        connection.repairSavedVolumes(repairs)
+        return failures
     }
 }

@@ -158,30 +158,15 @@ final class PromptStream: @unchecked Sendable {
         }
     }
 
-    /// Waits until the last sample has been played (`pa_stream_drain` acknowledged), or until
-    /// the connection is interrupted. Returns false when interrupted.
-    /// - Parameter duration: the prompt's length; a server that has not drained it after that
-    ///   plus `answerTimeout` counts as stuck.
-    /// - Throws: `.unavailable` when the stream or connection fails, or the server is stuck.
-    func waitDrained(duration: Duration) throws -> Bool {
-        let deadline = ContinuousClock.now + duration + connection.answerTimeout
-        return try connection.withLock {
-            try connection.withWakeupLocked(at: deadline) {
-                while !box.drained {
-                    if connection.interrupted { return false }
-                    let state = pa_stream_get_state(stream)
-                    if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
-                        throw DuckPromptError(.unavailable,
-                            "the prompt stream failed: \(connection.lastErrorLocked)")
-                    }
-                    guard ContinuousClock.now < deadline else {
-                        throw connection.silentServerError("playing the prompt")
-                    }
-                    connection.waitLocked()
-                }
-                return true
-            }
-        }
+    /// Whether the last sample has been played (`pa_stream_drain` acknowledged). Lock held.
+    var drainedLocked: Bool { box.drained }
+
+    /// Stops playback at once (an interrupted prompt): `pa_stream_cork(s, 1)` and
+    /// `pa_stream_flush`. Lock held.
+    func stopLocked() {
+        box.reachedEnd = true
+        if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
+        if let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }
     }
 
     /// Frames handed to the server so far.

@@ -17,6 +17,8 @@ final class PulseConnection: @unchecked Sendable {
     private(set) var interrupted = false
     /// How long the server may take to answer one request before it counts as gone.
     let answerTimeout: Duration
+    /// The inbox the subscribe callback writes to, kept alive here (guarded by the loop lock).
+    var subscribedInbox: EventInbox?
 
     /// Connects and waits for the context to be READY.
     ///

@@ -27,23 +27,30 @@ struct ServerEvent: Sendable, Equatable {
     }
 }
 
-/// Collects server events between two looks, on the loop thread.
+/// Collects server events, and sink-input infos asked for after them, between two looks, on
+/// the loop thread.
 final class EventInbox: @unchecked Sendable {
     let mainloop: OpaquePointer
     /// Guarded by the loop lock.
     var events: [ServerEvent] = []
+    /// Answers to `requestSinkInputLocked`, in arrival order. Guarded by the loop lock.
+    var sinkInputs: [SinkInput] = []
     init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+
+    var isEmpty: Bool { events.isEmpty && sinkInputs.isEmpty }
 }
 
 extension PulseConnection {
     /// Subscribes to sink, sink-input, card and server events; each event is appended to
-    /// `inbox` and wakes every wait. The inbox must stay alive as long as the connection.
+    /// `inbox` and wakes every wait. The connection keeps the inbox alive until it closes or
+    /// `unsubscribe()` is called (the C callback holds it unretained).
     ///
     /// - Throws: `.unavailable` when the server refuses or does not answer.
     /// libpulse: `pa_context_set_subscribe_callback`, `pa_context_subscribe` with
     /// `PA_SUBSCRIPTION_MASK_SINK | SINK_INPUT | CARD | SERVER`.
     func subscribe(into inbox: EventInbox) throws {
         try withLock {
+            subscribedInbox = inbox
             pa_context_set_subscribe_callback(context, { _, type, index, userdata in
                 let inbox = Unmanaged<EventInbox>.fromOpaque(userdata!).takeUnretainedValue()
                 inbox.events.append(ServerEvent(type: type.rawValue, index: index))
@@ -57,6 +64,31 @@ extension PulseConnection {
             }, UnsafeMutableRawPointer(mainloop))
             try waitLocked(for: op, what: "subscribing to server events")
         }
+    }
+
+    /// Stops delivering events to the inbox given to `subscribe(into:)` and lets it go.
+    /// `pa_context_set_subscribe_callback(NULL)`; the server-side subscription stays.
+    func unsubscribe() {
+        withLock {
+            pa_context_set_subscribe_callback(context, nil, nil)
+            subscribedInbox = nil
+        }
+    }
+
+    /// Asks for one sink-input's info without waiting; the answer lands in `inbox.sinkInputs`
+    /// (nothing arrives if it is gone by then). Lock held. `pa_context_get_sink_input_info`.
+    func requestSinkInputLocked(_ index: UInt32, into inbox: EventInbox) {
+        // Retained for the request: the answer may come after the session let the inbox go.
+        // The callback runs once per item and once more at the end (eol != 0), which releases.
+        let box = Unmanaged.passRetained(inbox).toOpaque()
+        let op = pa_context_get_sink_input_info(context, index, { _, info, eol, userdata in
+            let unmanaged = Unmanaged<EventInbox>.fromOpaque(userdata!)
+            let inbox = unmanaged.takeUnretainedValue()
+            if eol == 0, let info { inbox.sinkInputs.append(SinkInput(info.pointee)) }
+            pa_threaded_mainloop_signal(inbox.mainloop, 0)
+            if eol != 0 { unmanaged.release() }
+        }, box)
+        if let op { pa_operation_unref(op) } else { Unmanaged<EventInbox>.fromOpaque(box).release() }
     }
 
     /// Waits, lock held, until `inbox` holds events or the connection is interrupted or lost;
