@@ -17,12 +17,13 @@ public enum DuckPromptCLI {
         do {
             switch verb {
             case "-h", "--help", "help":
-                if let topic = args.first { return try await main(["duckprompt", topic, "--help"]) }
+                if let topic = args.first { return await main(["duckprompt", topic, "--help"]) }
                 print(Help.main)
                 return 0
             case "--version", "-V":
                 let v = DuckPrompt.libraryVersions
-                print("duckprompt \(version) (libpulse \(v.libpulse), \(v.libsndfile))")
+                let sndfile = v.libsndfile.hasPrefix("libsndfile-") ? String(v.libsndfile.dropFirst(11)) : v.libsndfile
+                print("duckprompt \(version) (libpulse \(v.libpulse), libsndfile \(sndfile))")
                 return 0
             case "play": return try await PlayCommand.run(args)
             case "devices": return try await DevicesCommand.run(args, routeOnly: false)
@@ -66,8 +67,8 @@ enum CommonOptions {
 
 enum PlayCommand {
     static let scanner = ArgumentScanner(
-        valued: CommonOptions.valued.union(["device", "duck", "duck-mode", "attack-ms", "release-ms",
-                                            "volume", "latency-msec", "property"]),
+        valued: CommonOptions.valued.union(["device", "duck", "duck-mode", "duck-exempt-role", "attack-ms",
+                                            "release-ms", "volume", "latency-msec", "property"]),
         flags: ["help", "verbose"],
         short: CommonOptions.short.merging(["d": "device", "v": "verbose"]) { a, _ in a })
 
@@ -101,6 +102,11 @@ enum PlayCommand {
                 throw UsageError("--duck-mode '\(m)' is not one of: \(DuckMode.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             options.duckMode = mode
+        }
+        let exempt = r.all("duck-exempt-role")
+        if !exempt.isEmpty {
+            guard !exempt.contains(where: \.isEmpty) else { throw UsageError("--duck-exempt-role needs a media.role, e.g. phone") }
+            options.exemptRoles = Set(exempt)
         }
         if let a = r.last("attack-ms") { options.attackMs = try OptionValue.milliseconds(a, option: "attack-ms") }
         if let a = r.last("release-ms") { options.releaseMs = try OptionValue.milliseconds(a, option: "release-ms") }

@@ -41,8 +41,13 @@ enum Help {
       -d, --device SINK       Play on SINK: a sink name, #INDEX or @DEFAULT_SINK@.
                               Default: $PULSE_SINK, else the routing rules (duckprompt route).
       --duck GAIN             Lower other streams by GAIN while the prompt plays, relative to
-                              their own volume, per channel: -20dB (default), 50%. 0dB: no duck.
-      --duck-mode MODE        duck (default) or none.
+                              their own volume, per channel: -20dB (default), 50%; from -200dB
+                              to 0dB (no duck). Streams that start during the prompt are
+                              ducked too; a volume you change meanwhile is kept.
+      --duck-mode MODE        duck (default: lower by --duck), mute (silence them, ramped)
+                              or none (leave them alone).
+      --duck-exempt-role ROLE Never duck streams with this media.role (repeatable; default:
+                              phone). Giving it replaces the default.
       --attack-ms MS          Ramp down over MS before the first prompt sample (default 200).
       --release-ms MS         Ramp back over MS after the last sample was heard (default 500).
       --volume GAIN           The prompt's own volume: -6dB, 80%. Default: the server's saved

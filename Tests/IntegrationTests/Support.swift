@@ -266,6 +266,7 @@ enum TestAudio {
     static let directory: URL = {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("duckprompt-tests-\(getpid())")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: TestAudio.directory) }
         return dir
     }()
 

@@ -99,8 +99,11 @@ final class PulseConnection: @unchecked Sendable {
 
     private func connectError() -> DuckPromptError {
         let reason = String(cString: pa_strerror(pa_context_errno(context)))
-        return DuckPromptError(.unavailable,
-            "cannot connect to the sound server at \(serverDescription): \(reason)")
+        // The server libpulse tried last (`pa_context_get_server`) names the socket even when
+        // the user named none.
+        let tried = pa_context_get_server(context).map { String(cString: $0) }
+        let server = serverDescription == "the default server" ? (tried ?? serverDescription) : serverDescription
+        return DuckPromptError(.unavailable, "cannot connect to the sound server at \(server): \(reason)")
     }
 
     static func describe(server: String?) -> String {
