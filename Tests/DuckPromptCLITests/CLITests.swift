@@ -170,7 +170,7 @@ struct HelpRunTests {
         #expect(run.stderr.isEmpty)
         #expect(run.stdout.hasPrefix("duckprompt \(DuckPromptCLI.version) "), "\(run)")
         #expect(run.stdout.firstMatch(of: /libpulse \d+\.\d+/) != nil, "\(run)")
-        #expect(run.stdout.firstMatch(of: /libsndfile-\d+\.\d+/) != nil, "\(run)")
+        #expect(run.stdout.firstMatch(of: /libsndfile \d+\.\d+/) != nil, "\(run)")
         #expect(run.stdout.split(separator: "\n").count == 1)
     }
 }
