@@ -79,6 +79,10 @@ public struct DuckPlan: Sendable, Equatable {
         public var current: ChannelVolumes
         /// Our writes whose change event has not come back yet, oldest first.
         public var inFlight: [ChannelVolumes]
+        /// For a stream that appeared during the duck: until when a change that is not ours
+        /// counts as the server settling its initial volume (WirePlumber restores a new
+        /// stream's saved volume a few ms after it appears), not as the user's.
+        public var settlingUntil: ContinuousClock.Instant?
 
         public init(index: UInt32, original: ChannelVolumes, key: RestoreKey = RestoreKey(),
                     current: ChannelVolumes? = nil, inFlight: [ChannelVolumes] = []) {
@@ -190,22 +194,31 @@ public struct DuckPlan: Sendable, Equatable {
         return entries.indices.compactMap { write($0, Self.volume(entries[$0].original, atGain: gain)) }
     }
 
+    /// How long after a stream appears a foreign volume change counts as the server settling
+    /// its initial volume rather than the user's doing.
+    public static let settlingTime: Duration = .milliseconds(300)
+
+    /// The own volume of a stream that starts at `volume`: if that is the ducked volume the
+    /// server saved for an earlier stream of the same role or application (one that ended, or
+    /// still plays, while ducked), the earlier stream's own volume — so it is not ducked twice.
+    private func ownVolume(ofNew volume: ChannelVolumes, key: RestoreKey, index: UInt32) -> ChannelVolumes {
+        guard gain < 0, let earlier = (ended.reversed() + entries).first(where: {
+            $0.index != index && $0.key.sharesSavedVolume(with: key) && Self.close($0.current, volume)
+        }) else { return volume }
+        return earlier.original
+    }
+
     /// A sink-input appeared during the prompt: ducked at once to the current gain if it
-    /// qualifies. A stream that starts at the ducked volume the server saved for an earlier
-    /// stream of the same role or application (one that ended, or still plays, while ducked)
-    /// takes that stream's own volume as its own, so it is not ducked twice.
-    public mutating func appeared(_ input: SinkInput) -> [DuckAction] {
-        guard !entries.contains(where: { $0.index == input.index }) else { return changed(input) }
+    /// qualifies, with the own volume `ownVolume(ofNew:)` gives.
+    /// - Parameter now: the time it was seen (starts its settling window).
+    public mutating func appeared(_ input: SinkInput, now: ContinuousClock.Instant = .now) -> [DuckAction] {
+        guard !entries.contains(where: { $0.index == input.index }) else { return changed(input, now: now) }
         guard shouldDuck(input) else { return [] }
         let key = RestoreKey(input)
-        var original = input.volume
-        if gain < 0, let earlier = (ended.reversed() + entries).first(where: {
-            $0.key.sharesSavedVolume(with: key) && $0.current.values.count == input.volume.values.count
-                && Self.close($0.current, input.volume)
-        }) {
-            original = earlier.original
-        }
-        entries.append(Entry(index: input.index, original: original, key: key, current: input.volume))
+        let original = ownVolume(ofNew: input.volume, key: key, index: input.index)
+        var entry = Entry(index: input.index, original: original, key: key, current: input.volume)
+        entry.settlingUntil = now + Self.settlingTime
+        entries.append(entry)
         entries.sort { $0.index < $1.index }
         let i = entries.firstIndex { $0.index == input.index }!
         return write(i, Self.volume(original, atGain: gain)).map { [$0] } ?? []
@@ -221,9 +234,9 @@ public struct DuckPlan: Sendable, Equatable {
     /// flight, it is ours. Otherwise the user (or another program) set it: that value divided by
     /// the current gain becomes the stream's own volume, and the audible value is left as they
     /// set it. Nothing is written back.
-    public mutating func changed(_ input: SinkInput) -> [DuckAction] {
+    public mutating func changed(_ input: SinkInput, now: ContinuousClock.Instant = .now) -> [DuckAction] {
         guard let i = entries.firstIndex(where: { $0.index == input.index }) else {
-            return appeared(input)
+            return appeared(input, now: now)
         }
         let seen = input.volume
         if let k = entries[i].inFlight.firstIndex(where: { Self.close($0, seen) }) {
@@ -231,6 +244,14 @@ public struct DuckPlan: Sendable, Equatable {
             return []
         }
         if Self.close(seen, entries[i].current) { return [] }
+        if let until = entries[i].settlingUntil, now < until {
+            // The server set the new stream's initial (restored) volume: that is its own
+            // volume, ducked now like the rest.
+            entries[i].original = ownVolume(ofNew: seen, key: entries[i].key, index: entries[i].index)
+            entries[i].current = seen
+            entries[i].inFlight.removeAll()
+            return write(i, Self.volume(entries[i].original, atGain: gain)).map { [$0] } ?? []
+        }
         // Theirs.
         entries[i].current = seen
         entries[i].inFlight.removeAll()

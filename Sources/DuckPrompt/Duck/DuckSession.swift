@@ -30,9 +30,16 @@ final class DuckSession: @unchecked Sendable {
 
     deinit { if plan.depth < 0 { connection.unsubscribe() } }
 
+    /// `DUCKPROMPT_DEBUG=1` traces events and actions on stderr.
+    private static let debug = ProcessInfo.processInfo.environment["DUCKPROMPT_DEBUG"] != nil
+    private func trace(_ text: @autoclosure () -> String) {
+        if Self.debug { FileHandle.standardError.write(Data("duckprompt[debug]: \(text())\n".utf8)) }
+    }
+
     /// Sends actions without waiting for the answers. Lock held.
     private func sendLocked(_ actions: [DuckAction]) {
         for action in actions {
+            trace("\(action)")
             if case .setVolume(let index, let volume) = action {
                 touched.insert(index)
                 connection.setSinkInputVolumeLocked(index, volume, pending: pending)
@@ -46,6 +53,7 @@ final class DuckSession: @unchecked Sendable {
         let events = inbox.events
         inbox.events.removeAll()
         for event in events where event.facility == .sinkInput {
+            trace("event \(event)")
             switch event.change {
             case .new, .changed: connection.requestSinkInputLocked(event.index, into: inbox)
             case .removed: sendLocked(plan.ended(index: event.index))
@@ -131,7 +139,9 @@ final class DuckSession: @unchecked Sendable {
         let (failures, repairs) = connection.withLock { () -> (Int, [(key: RestoreKey, volume: ChannelVolumes)]) in
             handleEventsLocked()
             var repairs: [(key: RestoreKey, volume: ChannelVolumes)] = []
-            for action in plan.release() {
+            let release = plan.release()
+            trace("release: \(release)")
+            for action in release {
                 switch action {
                 case .setVolume(let index, let volume):
                     connection.setSinkInputVolumeLocked(index, volume, pending: pending)

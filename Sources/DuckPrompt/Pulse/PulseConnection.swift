@@ -38,7 +38,6 @@ final class PulseConnection: @unchecked Sendable {
         let api = pa_threaded_mainloop_get_api(ml)
         let props = pa_proplist_new()
         pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, clientName)
-        pa_proplist_sets(props, PA_PROP_APPLICATION_ID, "org.duckprompt")
         guard let ctx = pa_context_new_with_proplist(api, clientName, props) else {
             pa_proplist_free(props)
             pa_threaded_mainloop_free(ml)

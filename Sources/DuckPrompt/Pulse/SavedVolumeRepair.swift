@@ -38,8 +38,9 @@ extension PulseConnection {
                 pa_stream_set_state_callback(stream, { _, userdata in
                     pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
                 }, UnsafeMutableRawPointer(mainloop))
-                var cv = cvolume(repair.volume)
-                if pa_stream_connect_playback(stream, nil, nil, PA_STREAM_START_CORKED, &cv, nil) < 0 {
+                // No volume at connect: the server must restore the saved (ducked) one, so that
+                // setting the original afterwards is a change it saves.
+                if pa_stream_connect_playback(stream, nil, nil, PA_STREAM_START_CORKED, nil, nil) < 0 {
                     pa_stream_unref(stream)
                     continue
                 }
