@@ -1,0 +1,132 @@
+import Testing
+@testable import DuckPrompt
+
+/// The duck bookkeeping as a state machine: events in, actions out, no server.
+@Suite("DuckPlan events")
+struct DuckPlanEventTests {
+    static let t0 = ContinuousClock.now
+
+    static func input(_ index: UInt32, _ values: [UInt32], app: String? = nil, role: String? = nil,
+                      driver: String = "protocol-native.c", extra: [String: String] = [:]) -> SinkInput {
+        var props = extra
+        if let app { props["application.name"] = app }
+        if let role { props["media.role"] = role }
+        return SinkInput(index: index, sinkIndex: 0, volume: ChannelVolumes(values), properties: props,
+                         driver: driver)
+    }
+
+    static func ducked(_ values: [UInt32], _ dB: Double = -20) -> ChannelVolumes {
+        VolumeMath.scale(ChannelVolumes(values), by: dB)
+    }
+
+    static func volumes(_ actions: [DuckAction]) -> [UInt32: ChannelVolumes] {
+        var result: [UInt32: ChannelVolumes] = [:]
+        for case .setVolume(let index, let volume) in actions { result[index] = volume }
+        return result
+    }
+
+    @Test("our own writes coming back are not taken for the user's")
+    func ownWritesIgnored() {
+        var plan = DuckPlan(inputs: [Self.input(1, [50000, 40000], app: "a")], depth: -20)
+        var written: [ChannelVolumes] = []
+        for step in Ramp(from: 0, to: -20, durationMs: 200).steps {
+            written += Self.volumes(plan.apply(gain: step.gain)).values
+        }
+        // Events arrive late and out of step with the writes: each is one of ours.
+        for volume in written {
+            #expect(plan.changed(Self.input(1, volume.values, app: "a"), now: Self.t0 + .seconds(5)).isEmpty)
+        }
+        #expect(plan.entries[0].original == ChannelVolumes([50000, 40000]))
+        #expect(Self.volumes(plan.release())[1] == ChannelVolumes([50000, 40000]))
+    }
+
+    @Test("a user's change while ducked becomes the stream's own volume, divided by the duck")
+    func userChangeKept() {
+        var plan = DuckPlan(inputs: [Self.input(1, [60000, 60000], app: "a")], depth: -20)
+        _ = plan.apply(gain: -20)
+        let half = Self.ducked([60000, 60000]).values.map { $0 / 2 }
+        #expect(plan.changed(Self.input(1, half, app: "a"), now: Self.t0 + .seconds(5)).isEmpty, "nothing is written back")
+        let restored = try! #require(Self.volumes(plan.release())[1])
+        #expect(zip(restored.values, [30000, 30000]).allSatisfy { abs(Int($0) - Int($1)) <= 2 }, "\(restored)")
+    }
+
+    @Test("a stream that appears during the duck is ducked at once and restored to its own volume")
+    func newStreamDucked() {
+        var plan = DuckPlan(inputs: [], depth: -20)
+        _ = plan.apply(gain: -20)
+        let actions = plan.appeared(Self.input(7, [45000, 45000], app: "late", role: "music"), now: Self.t0)
+        #expect(Self.volumes(actions)[7] == Self.ducked([45000, 45000]))
+        #expect(Self.volumes(plan.release())[7] == ChannelVolumes([45000, 45000]))
+    }
+
+    @Test("the server settling a new stream's volume right after it appears is not a user change")
+    func settlingIsNotTheUser() {
+        var plan = DuckPlan(inputs: [], depth: -20)
+        _ = plan.apply(gain: -20)
+        _ = plan.appeared(Self.input(7, [65536, 65536], app: "late"), now: Self.t0)
+        // 20 ms later the session manager restores the saved 45000: that is its own volume.
+        let actions = plan.changed(Self.input(7, [45000, 45000], app: "late"), now: Self.t0 + .milliseconds(20))
+        #expect(Self.volumes(actions)[7] == Self.ducked([45000, 45000]))
+        #expect(Self.volumes(plan.release())[7] == ChannelVolumes([45000, 45000]))
+    }
+
+    @Test("a stream that ends while ducked has its saved volume repaired, unless a newer one of its key is restored")
+    func endedStreamRepaired() {
+        var plan = DuckPlan(inputs: [Self.input(1, [50000, 50000], app: "a"),
+                                     Self.input(2, [42000, 42000], app: "b", role: "music")], depth: -20)
+        _ = plan.apply(gain: -20)
+        #expect(plan.ended(index: 1).isEmpty)
+        #expect(plan.ended(index: 2).isEmpty)
+        // Another music stream takes over the role key: restoring it repairs the role's entry.
+        _ = plan.appeared(Self.input(3, [30000, 30000], app: "c", role: "music"), now: Self.t0)
+        let release = plan.release()
+        #expect(release.contains(.repairSaved(key: RestoreKey(applicationName: "a"), volume: ChannelVolumes([50000, 50000]))))
+        #expect(!release.contains { if case .repairSaved(let key, _) = $0 { return key.mediaRole == "music" } else { return false } })
+        #expect(Self.volumes(release)[3] == ChannelVolumes([30000, 30000]))
+    }
+
+    @Test("a stream that ends before it was ducked leaves nothing to repair")
+    func endedUnduckedNoRepair() {
+        var plan = DuckPlan(inputs: [Self.input(1, [50000, 50000], app: "a")], depth: -20)
+        #expect(plan.ended(index: 1).isEmpty)
+        #expect(plan.release().isEmpty)
+    }
+
+    @Test("a replacement stream that starts at the ducked saved volume takes the old one's own volume")
+    func replacementNotDuckedTwice() {
+        var plan = DuckPlan(inputs: [Self.input(1, [47000, 47000], app: "p", role: "music")], depth: -20)
+        _ = plan.apply(gain: -20)
+        _ = plan.ended(index: 1)
+        // The server starts the next track at the volume it saved: the ducked one.
+        let start = Self.ducked([47000, 47000])
+        let actions = plan.appeared(Self.input(2, start.values, app: "p", role: "music"), now: Self.t0)
+        #expect(Self.volumes(actions)[2] == nil, "already at the ducked level: nothing to write")
+        #expect(plan.entries.first { $0.index == 2 }?.original == ChannelVolumes([47000, 47000]))
+        let release = plan.release()
+        #expect(Self.volumes(release)[2] == ChannelVolumes([47000, 47000]))
+        #expect(!release.contains { if case .repairSaved = $0 { return true } else { return false } },
+                "the new stream's restore repairs the role's saved volume")
+    }
+
+    @Test("plumbing, exempt roles, prompts and repairs are never ducked", arguments: [
+        input(1, [65536], driver: "module-loopback.c"),
+        input(2, [65536], driver: "module-combine-sink.c"),
+        input(3, [65536], extra: ["node.link-group": "filter-chain-12"]),
+        input(4, [65536], extra: ["application.id": "com.github.wwmm.easyeffects"]),
+        input(5, [65536], role: "phone"),
+    ])
+    func leftAlone(_ input: SinkInput) {
+        var plan = DuckPlan(inputs: [input], depth: -20)
+        #expect(plan.entries.isEmpty)
+        _ = plan.apply(gain: -20)
+        #expect(plan.appeared(input, now: Self.t0).isEmpty)
+    }
+
+    @Test("mute mode: every channel at 0, and back exactly")
+    func muteMode() {
+        var plan = DuckPlan(inputs: [Self.input(1, [40000, 30000, 20000])], depth: -.infinity)
+        let muted = Self.volumes(plan.apply(gain: -.infinity))[1]
+        #expect(muted == ChannelVolumes([0, 0, 0]))
+        #expect(Self.volumes(plan.release())[1] == ChannelVolumes([40000, 30000, 20000]))
+    }
+}
