@@ -126,13 +126,14 @@ public enum DuckPrompt {
     /// - Throws: `DuckPromptError(.unavailable)` (69) when no server answers in time.
     /// libpulse: `pa_context_get_sink_info_list`, `pa_context_get_sink_input_info_list`,
     /// `pa_context_get_server_info`.
-    public static func devices(request: DeviceRequest? = nil, server: ServerOptions = ServerOptions()) async throws -> DeviceListing {
+    public static func devices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
+                               server: ServerOptions = ServerOptions()) async throws -> DeviceListing {
         try await runBlocking(InterruptControl()) { control in
             let connection = try PulseConnection(server: server.server, clientName: server.clientName,
                                                  timeout: server.timeout)
             control.attach(connection)
             let (snapshot, info) = try connection.snapshot()
-            return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(),
+            return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(), config: config,
                                  serverName: info.serverName, serverVersion: info.serverVersion)
         }
     }
@@ -143,9 +144,13 @@ public enum DuckPrompt {
     ///   - path: a file holding `pactl list sinks`, `pacmd list-sinks`, `pactl --format=json
     ///     list sinks`, `pw-dump` or `wpctl inspect` output; `-` reads standard input.
     ///   - request: route as if this sink had been asked for.
+    ///   - config: the user's routing settings (`DuckPromptConfig.load()`); default: none.
     /// - Throws: `.noInput` (66) when the file cannot be read, `.unsupportedData` (65) when it
     ///   is in none of those formats (the message lists them).
-    public static func devices(fromDump path: String, request: DeviceRequest? = nil) throws -> DeviceListing {
+    /// A `pw-dump` or a full `pactl --format=json list` also carries the streams, so a filter
+    /// such as EasyEffects is seen forwarding to its device, as live.
+    public static func devices(fromDump path: String, request: DeviceRequest? = nil,
+                               config: DuckPromptConfig = DuckPromptConfig()) throws -> DeviceListing {
         let text: String
         if path == "-" {
             text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
@@ -158,9 +163,7 @@ public enum DuckPrompt {
             text = String(decoding: data, as: UTF8.self)
         }
         do {
-            let dump = try SinkDumpReader.readWithDefault(text)
-            return DeviceListing(snapshot: Snapshot(sinks: dump.sinks, defaultSinkName: dump.defaultSinkName),
-                                 request: request)
+            return DeviceListing(snapshot: try SinkDumpReader.readSnapshot(text), request: request, config: config)
         } catch let error as DuckPromptError {
             throw DuckPromptError(error.code, "\(path == "-" ? "standard input" : path): \(error.message)")
         }
@@ -174,7 +177,7 @@ public enum DuckPrompt {
     /// the connection close. The stream ends with an error when the connection fails or is lost.
     /// libpulse: `pa_context_subscribe` (sink, sink-input, card, server events), then a fresh
     /// snapshot per batch of events.
-    public static func watchDevices(request: DeviceRequest? = nil,
+    public static func watchDevices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
                                     server: ServerOptions = ServerOptions()) -> AsyncThrowingStream<DeviceUpdate, Error> {
         let control = InterruptControl()
         return AsyncThrowingStream { continuation in
@@ -188,7 +191,7 @@ public enum DuckPrompt {
                     try connection.subscribe(into: inbox)
                     func look() throws -> DeviceListing {
                         let (snapshot, info) = try connection.snapshot()
-                        return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(),
+                        return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(), config: config,
                                              serverName: info.serverName, serverVersion: info.serverVersion)
                     }
                     var listing = try look()

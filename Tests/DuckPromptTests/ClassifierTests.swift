@@ -1,4 +1,5 @@
 import class Foundation.FileManager
+import struct Foundation.Data
 import class Foundation.JSONDecoder
 import class Foundation.JSONEncoder
 import Testing
@@ -275,6 +276,131 @@ struct ClassifierTests {
         check(test)
     }
 
+    // MARK: What real machines show (issue 3, item 3)
+
+    static let coverageCases: [Case] = [
+        Case(label: "Raspberry Pi on PulseAudio: platform card, generic analog-output, no form factor → speaker",
+             sink: Sink(index: 0, name: "alsa_output.platform-soc_audio.analog-stereo", driver: "module-alsa-card.c",
+                        flags: ["HARDWARE", "DECIBEL_VOLUME", "LATENCY"],
+                        ports: [Port(name: "analog-output", description: "Analog Output", priority: 9900)],
+                        activePortName: "analog-output",
+                        properties: ["alsa.card_name": "bcm2835 ALSA", "alsa.driver_name": "snd_bcm2835",
+                                     "device.api": "alsa", "device.class": "sound",
+                                     "device.bus_path": "platform-soc:audio",
+                                     "sysfs.path": "/devices/platform/soc/soc:audio/bcm2835_alsa/sound/card0",
+                                     "device.string": "front:0"]),
+             kind: .speaker, external: false,
+             evidence: "device.bus_path=platform-soc:audio with a generic analog-output port (a board's own output)"),
+        Case(label: "Raspberry Pi on PipeWire (wpctl spelling): device.form-factor=internal → speaker",
+             sink: Sink(name: "alsa_output.platform-bcm2835_audio.stereo-fallback", driver: "PipeWire",
+                        properties: ["alsa.card_name": "bcm2835 Headphones", "device.api": "alsa",
+                                     "device.bus-path": "platform-bcm2835_audio", "device.form-factor": "internal",
+                                     "api.alsa.path": "front:0", "media.class": "Audio/Sink"]),
+             kind: .speaker, external: false, evidence: "device.form-factor=internal"),
+        Case(label: "Raspberry Pi HDMI with no port left in the dump: the hdmi profile decides",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["alsa.card_name": "vc4-hdmi-0", "device.api": "alsa",
+                                     "device.profile.name": "hdmi-stereo", "device.form_factor": "internal",
+                                     "device.bus_path": "platform-fef00700.hdmi"]),
+             kind: .hdmi, external: true, evidence: "device.profile.name=hdmi-stereo"),
+        Case(label: "HDMI PCM device string without ports → hdmi",
+             sink: Sink(name: "x", driver: "module-alsa-sink.c",
+                        properties: ["device.api": "alsa", "device.string": "hdmi:CARD=PCH,DEV=0", "alsa.card": "0"]),
+             kind: .hdmi, external: true, evidence: "device.string=hdmi:CARD=PCH,DEV=0"),
+        Case(label: "S/PDIF profile without ports → line-out",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["device.api": "alsa", "api.alsa.path": "iec958:1", "device.bus": "pci"]),
+             kind: .lineOut, external: true, evidence: "api.alsa.path=iec958:1"),
+        Case(label: "USB seen only in PipeWire's device.bus-path",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["device.api": "alsa", "device.bus-path": "pci-0000:00:14.0-usb-0:2:1.0",
+                                     "alsa.card_name": "D10s"]),
+             kind: .usb, external: true, evidence: "device.bus-path=pci-0000:00:14.0-usb-0:2:1.0"),
+        Case(label: "USB seen only in PulseAudio's device.bus_path, with a generic port",
+             sink: alsa(["device.bus": "", "device.bus_path": "pci-0000:00:14.0-usb-0:1.4:1.0"],
+                        ports: [Port(name: "analog-output", type: .analog)]),
+             kind: .usb, external: true, evidence: "device.bus_path=pci-0000:00:14.0-usb-0:1.4:1.0"),
+        Case(label: "USB seen only in the ALSA components snd-usb-audio reports",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["device.api": "alsa", "alsa.card_name": "USB Audio", "alsa.components": "USB262a:9302"]),
+             kind: .usb, external: true, evidence: "alsa.components=USB262a:9302"),
+        Case(label: "USB seen only in the udev id",
+             sink: Sink(name: "x", driver: "module-alsa-card.c",
+                        properties: ["device.api": "alsa", "udev.id": "usb-C-Media_Electronics_Inc._USB_Audio_Device-00"]),
+             kind: .usb, external: true),
+        Case(label: "USB seen only in the ALSA long card name",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["api.alsa.card.longname": "Topping D10s at usb-0000:00:14.0-2, high speed"]),
+             kind: .usb, external: true),
+        Case(label: "USB card with no ports (pro-audio profile)",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["device.api": "alsa", "device.bus": "usb", "device.profile.name": "pro-output-0",
+                                     "media.class": "Audio/Sink"]),
+             kind: .usb, external: true, evidence: "device.bus=usb"),
+        Case(label: "snd-aloop loopback card with the HARDWARE flag and a generic port → virtual",
+             sink: Sink(name: "alsa_output.platform-snd_aloop.0.analog-stereo", driver: "module-alsa-card.c",
+                        flags: ["HARDWARE", "DECIBEL_VOLUME", "LATENCY"],
+                        ports: [Port(name: "analog-output", description: "Analog Output", type: .analog)],
+                        activePortName: "analog-output",
+                        properties: ["alsa.card_name": "Loopback", "alsa.long_card_name": "Loopback 1",
+                                     "alsa.driver_name": "snd_aloop", "device.api": "alsa",
+                                     "device.bus_path": "platform-snd_aloop.0", "device.form_factor": "internal",
+                                     "sysfs.path": "/devices/platform/snd_aloop.0/sound/card3"]),
+             kind: .virtual, external: false,
+             evidence: "alsa.driver_name=snd_aloop (an ALSA loopback card: nothing is heard)"),
+        Case(label: "snd-aloop known only by its card name on PipeWire → virtual",
+             sink: Sink(name: "x", driver: "PipeWire", flags: ["HARDWARE"],
+                        properties: ["api.alsa.card.name": "Loopback", "device.api": "alsa"]),
+             kind: .virtual, external: false),
+        Case(label: "UCM HDMI port without a type, not available → hdmi, not external",
+             sink: alsa(ports: [Port(name: "[Out] HDMI2", description: "HDMI / DisplayPort 2 Output", availability: .no)]),
+             kind: .hdmi, external: false, evidence: "active port [Out] HDMI2"),
+        Case(label: "DisplayPort by port name, not available",
+             sink: alsa(ports: [Port(name: "displayport-output-1", availability: .no)]),
+             kind: .hdmi, external: false),
+        Case(label: "LE Audio on PipeWire: media factory, lc3 codec, bap-sink → A2DP-class",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["device.api": "bluez5", "factory.name": "api.bluez5.media.sink",
+                                     "api.bluez5.profile": "bap-sink", "api.bluez5.codec": "lc3"]),
+             kind: .bluetoothA2DP, external: true, evidence: "api.bluez5.profile=bap-sink"),
+        Case(label: "ASHA hearing aid by factory only → A2DP-class",
+             sink: Sink(name: "x", driver: "PipeWire",
+                        properties: ["device.bus": "bluetooth", "factory.name": "api.bluez5.asha.sink"]),
+             kind: .bluetoothA2DP, external: true, evidence: "factory.name=api.bluez5.asha.sink"),
+        Case(label: "PipeWire ROC sink (node.network, node.virtual) → network",
+             sink: Sink(name: "roc-sink", driver: "PipeWire",
+                        properties: ["node.description": "ROC Sink", "node.virtual": "true",
+                                     "node.network": "true", "media.class": "Audio/Sink"]),
+             kind: .network, external: false, evidence: "node.network=true"),
+        Case(label: "PipeWire RTP sink → network",
+             sink: Sink(name: "rtp-sink", driver: "PipeWire",
+                        properties: ["rtp.destination.ip": "224.0.0.56", "node.virtual": "true", "media.class": "Audio/Sink"]),
+             kind: .network, external: false),
+        Case(label: "PulseAudio zeroconf tunnel (module-tunnel-sink-new) → network",
+             sink: Sink(name: "tunnel.host.local.alsa_output", driver: "module-tunnel-sink-new.c",
+                        flags: ["NETWORK"], properties: ["device.class": "sound"]),
+             kind: .network, external: false, evidence: "driver module-tunnel-sink-new.c"),
+        Case(label: "PipeWire filter-chain input: node.link-group marks it virtual",
+             sink: Sink(name: "effect_input.eq6", driver: "PipeWire",
+                        properties: ["node.description": "Equalizer Sink", "media.class": "Audio/Sink",
+                                     "node.link-group": "filter-chain-1234-27", "node.group": "filter-chain-1234-27"]),
+             kind: .virtual, external: false, evidence: "node.link-group=filter-chain-1234-27"),
+        Case(label: "PulseAudio LADSPA sink: device.master_device marks it virtual",
+             sink: Sink(name: "ladspa_out", driver: "module-ladspa-sink.c",
+                        properties: ["device.master_device": "alsa_output.pci-0000_00_1f.3.analog-stereo",
+                                     "device.description": "LADSPA Plugin"]),
+             kind: .virtual, external: false, evidence: "device.master_device=alsa_output.pci-0000_00_1f.3.analog-stereo"),
+        Case(label: "a PCI card with a generic analog-output port and nothing else is still unknown",
+             sink: alsa(["device.bus_path": "pci-0000:00:1b.0"], ports: [Port(name: "analog-output", type: .analog)]),
+             kind: .unknown, external: false),
+    ]
+
+    @Test("device coverage: Raspberry Pi, USB without device.bus, loopback cards, HDMI, LE Audio, network, filters",
+          arguments: coverageCases)
+    func coverage(_ test: Case) {
+        check(test)
+    }
+
     @Test("a trimmed USB dump without bus properties: the ALSA bus id in the sink name decides")
     func trimmedUSBDump() throws {
         let sink = try SinkFixture.sink("sinks/016-pw-usb-dac-topping-d10s-trimmed.txt")
@@ -284,6 +410,14 @@ struct ClassifierTests {
         var withBus = sink
         withBus.properties["device.bus"] = "pci"
         #expect(Classifier.classify(withBus).kind == .unknown, "a bus property beats the name")
+        var withUdevID = sink
+        withUdevID.properties["udev.id"] = "pci-0000_00_1f.3"
+        #expect(Classifier.classify(withUdevID).kind == .unknown, "so does a udev id")
+        var notALSA = sink
+        notALSA.properties = ["device.description": "D10s Analog Stereo"]
+        notALSA.ports = []
+        notALSA.activePortName = nil
+        #expect(Classifier.classify(notALSA).kind != .usb, "the name is read only for an ALSA sink")
     }
 
     @Test("pipewire-pulse captures: emulated devices, plain, combine and remap sinks")
@@ -307,6 +441,12 @@ struct ClassifierTests {
         let json = try #require(String(data: data, encoding: .utf8))
         #expect(json.contains("\"bluetooth-a2dp\""))
         #expect(try JSONDecoder().decode(Classification.self, from: data) == classification)
+        #expect(!json.contains("forwardsTo"), "no forwarding keys when nothing is forwarded")
+        let forwarding = Classification(kind: .virtual, external: false, evidence: "node.virtual=true",
+                                        forwardsTo: .bluetoothA2DP, forwardsToSink: "bt")
+        let forwardingJSON = try #require(String(data: try JSONEncoder().encode(forwarding), encoding: .utf8))
+        #expect(forwardingJSON.contains("\"forwardsTo\":\"bluetooth-a2dp\""))
+        #expect(try JSONDecoder().decode(Classification.self, from: Data(forwardingJSON.utf8)) == forwarding)
     }
 
     private func check(_ test: Case) {

@@ -6,16 +6,29 @@ public struct Classification: Sendable, Equatable, Codable {
     public var kind: DeviceKind
     /// Whether the sink is an external output in the AVAudioSession sense: the kind is external
     /// (`DeviceKind.isExternalKind`) and the active port is not reported unplugged
-    /// (`pa_sink_port_info.available` ≠ `PA_PORT_AVAILABLE_NO`).
+    /// (`pa_sink_port_info.available` ≠ `PA_PORT_AVAILABLE_NO`). Always false for a virtual
+    /// sink, even one that forwards to an external device (see `forwardsTo`).
     public var external: Bool
     /// The property, driver or port that decided, e.g. `bluetooth.protocol=a2dp_sink`,
-    /// `device.bus=usb`, `active port analog-output-headphones (type headphones)`.
+    /// `device.bus=usb`, `active port analog-output-headphones (type headphones)`; for a
+    /// forwarding virtual sink, followed by how it forwards
+    /// (`node.virtual=true; forwards to 'bt' (bluetooth-a2dp) via node.link-group=…`).
     public var evidence: String
+    /// For a virtual sink whose audio ends up on a device (a remap or filter sink's master, a
+    /// combine sink's best slave, a PipeWire filter's or EasyEffects' output stream): that
+    /// device's kind, after following chains of virtual sinks. Nil otherwise, and always nil
+    /// from the single-sink `Classifier.classify(_:)`, which cannot see streams or other sinks.
+    public var forwardsTo: DeviceKind?
+    /// The name of the device sink `forwardsTo` describes (the end of the chain).
+    public var forwardsToSink: String?
 
-    public init(kind: DeviceKind, external: Bool, evidence: String) {
+    public init(kind: DeviceKind, external: Bool, evidence: String,
+                forwardsTo: DeviceKind? = nil, forwardsToSink: String? = nil) {
         self.kind = kind
         self.external = external
         self.evidence = evidence
+        self.forwardsTo = forwardsTo
+        self.forwardsToSink = forwardsToSink
     }
 }
 
@@ -25,12 +38,16 @@ public struct Classification: Sendable, Equatable, Codable {
 /// emulated devices (`pactl load-module module-null-sink sink_name=bt
 /// sink_properties="device.api=bluez5 device.bus=bluetooth api.bluez5.profile=a2dp-sink"`) must
 /// classify by what their properties say. The one exception is a dump whose properties were cut
-/// so short that no bus is left (rule 4 below).
+/// so short that no bus is left (rule 5 below).
+///
+/// Properties are read under the names pactl prints and under PipeWire's own (`pw-dump`,
+/// `wpctl inspect`): `device.form_factor` or `device.form-factor`, `device.bus_path` or
+/// `device.bus-path`, `sysfs.path` or `device.sysfs.path`.
 ///
 /// Rules, first match wins:
 /// 1. **Bluetooth** (`device.api=bluez|bluez5`, `device.bus=bluetooth`, `api.bluez5.*`,
 ///    `bluetooth.protocol`, a bluez driver or `factory.name`): the profile decides between A2DP
-///    (`a2dp_sink`, `a2dp-sink`, `bap-sink`, `asha-sink`, LE Audio) and HFP/HSP
+///    (`a2dp_sink`, `a2dp-sink`, LE Audio `bap-sink`, hearing aids `asha-sink`) and HFP/HSP
 ///    (`headset_head_unit`, `handsfree_head_unit`, `headset-head-unit`, `hfp-*`, `hsp-*`), read
 ///    from `bluetooth.protocol`, `api.bluez5.profile`, `device.profile.name`, then
 ///    `factory.name` (`api.bluez5.a2dp.sink` / `api.bluez5.sco.sink`), then the codec (`cvsd`,
@@ -43,41 +60,59 @@ public struct Classification: Sendable, Equatable, Codable {
 ///    `device.api=raop|tunnel|rtp|roc`; `node.network=true`; a PipeWire `factory.name` with a
 ///    `tunnel`, `raop`, `rtp`, `roc`, `vban` or `snapcast` component (never
 ///    `support.null-audio-sink`); the `NETWORK` sink flag.
-/// 4. **usb**: `device.bus=usb`; `device.bus_path`, `sysfs.path` or `api.alsa.path` with a
-///    `usb` component; `alsa.driver_name=snd_usb_audio`; an ALSA long card name `… at usb-…`.
+/// 4. **ALSA loopback card** (snd-aloop: `alsa.driver_name=snd_aloop`, or the card name the
+///    driver always gives, `alsa.card_name`/`api.alsa.card.name` = `Loopback`) → **virtual**:
+///    it carries the HARDWARE flag and a generic port like a sound card, but nobody hears it.
+/// 5. **usb**: `device.bus=usb`; `device.bus_path`, `sysfs.path` or `api.alsa.path` with a
+///    `usb` component; `alsa.driver_name=snd_usb_audio`; an ALSA long card name `… at usb-…`;
+///    `alsa.components=USBvvvv:pppp` (what snd-usb-audio reports); a udev id `udev.id=usb-…`.
 ///    When a dump kept ALSA properties but no bus property at all (`device.bus`,
-///    `device.bus_path`, `sysfs.path` all cut), the bus id PulseAudio and PipeWire put in an
-///    ALSA sink's name (`alsa_output.usb-…`, from udev `ID_PATH`/`ID_ID`) is read instead.
-/// 5. **active port**, by type: speaker; headphones or headset → headphones; line, spdif →
+///    `device.bus_path`, `sysfs.path`, `udev.id` all cut), the bus id PulseAudio and PipeWire
+///    put in an ALSA sink's name (`alsa_output.usb-…`, from udev `ID_PATH`/`ID_ID`) is read
+///    instead: the one place a name is read, because such a trimmed dump keeps nothing else
+///    that tells a USB DAC from a built-in codec.
+/// 6. **active port**, by type: speaker; headphones or headset → headphones; line, spdif →
 ///    line-out; hdmi → hdmi; car; usb; network. By name when the type is unknown or generic:
 ///    `analog-output-speaker*`, `[Out] Speaker` → speaker; `analog-output-headphones*`,
 ///    `[Out] Headphones`, `[Out] Headset` → headphones; `analog-output-lineout*`,
 ///    `[Out] Line*` → line-out; `iec958-*`, `[Out] SPDIF` → line-out; `hdmi-output-*`,
 ///    `[Out] HDMI*`, `*displayport*` → hdmi.
-/// 6. **`device.form_factor`**: `internal`, `speaker` → speaker (a board's own output with no
+/// 7. **ALSA PCM**, when no port decided: the profile (`device.profile.name=hdmi-*` → hdmi,
+///    `iec958-*` → line-out) or the PCM device string (`api.alsa.path`/`device.string` =
+///    `hdmi:…` → hdmi, `iec958:…` → line-out).
+/// 8. **`device.form_factor`**: `internal`, `speaker` → speaker (a board's own output with no
 ///    jack the server can identify, e.g. a Raspberry Pi's generic `analog-output`);
 ///    `headphone`, `headset` → headphones; `tv`, `monitor` → hdmi (a display's audio that is
 ///    neither USB nor Bluetooth arrives over HDMI or DisplayPort); `handset`, `hands-free`,
 ///    `portable`, `microphone`, `webcam`, `computer`, `hifi` → no decision (nothing tells
 ///    whether it is built in or plugged).
-/// 7. **virtual**: no device property (`device.api`, `device.bus`, `device.bus_path`,
+/// 9. **platform sound card** (`device.bus_path=platform-…`, `sysfs.path=/devices/platform/…`,
+///    no USB component) whose active port is a generic `analog-output` (or that has no port)
+///    → speaker: a system-on-chip board's own analog output (Raspberry Pi `bcm2835`) when the
+///    server names no form factor.
+/// 10. **virtual**: no device property (`device.api`, `device.bus`, `device.bus_path`,
 ///    `device.form_factor`, `device.string`, `device.vendor.*`, `device.product.*`,
 ///    `sysfs.path`, `alsa.*`, `api.alsa.*`, `api.bluez5.*`, `bluez.*`, `bluetooth.*`) and no
 ///    port: null sinks (`device.class=abstract`), `node.virtual=true`,
-///    `factory.name=support.null-audio-sink`, filters (`device.class=filter`), combine, remap,
-///    loopback, LADSPA, echo-cancel sinks; also such a marked sink (no ports) that carries a
-///    stray device property but no API, bus or form factor. A sink whose properties describe a
-///    device is classified by them even when a null sink carries them (that is how tests
-///    emulate devices), so rules 1–6 run first.
-/// 8. Anything else is **unknown** (a real device with nothing decisive: a generic
-///    `analog-output` port, a sink with only `device.api=alsa`).
+///    `factory.name=support.null-audio-sink`, filters (`device.class=filter`,
+///    `device.master_device`, a PipeWire `node.link-group`), combine, remap, loopback, LADSPA,
+///    echo-cancel sinks; also such a marked sink (no ports) that carries a stray device
+///    property but no API, bus or form factor. A sink whose properties describe a device is
+///    classified by them even when a null sink carries them (that is how tests emulate
+///    devices), so rules 1–9 run first.
+/// 11. Anything else is **unknown** (a real device with nothing decisive: a generic
+///    `analog-output` port on a PCI card, a sink with only `device.api=alsa`).
+///
+/// `classify(_ snapshot:ranking:)` adds what one sink cannot show: where a virtual sink's audio
+/// goes (`Classification.forwardsTo`).
 public enum Classifier {
     /// Classifies one sink. Pure and deterministic; safe from any thread.
     /// - Parameter sink: a sink from the server (`pa_sink_info`) or a dump.
-    /// - Returns: the kind, whether it is external now, and the evidence.
+    /// - Returns: the kind, whether it is external now, and the evidence; `forwardsTo` is nil
+    ///   (use `classify(_ snapshot:ranking:)` to follow virtual sinks).
     ///
     /// Reads `pa_sink_info.proplist`, `driver`, `flags`, `ports` and `active_port`; never `name`
-    /// except in the rule 4 fallback.
+    /// except in the rule 5 fallback.
     public static func classify(_ sink: Sink) -> Classification {
         let (kind, evidence) = kindAndEvidence(sink)
         let port = effectiveActivePort(sink)
@@ -100,9 +135,12 @@ public enum Classifier {
         if let decision = bluetooth(sink) { return decision }
         if let decision = car(properties, port: port) { return decision }
         if let decision = network(sink) { return decision }
+        if let decision = alsaLoopback(properties) { return decision }
         if let decision = usb(sink) { return decision }
         if let port, let decision = byPort(port) { return decision }
+        if let decision = byALSAPCM(properties) { return decision }
         if let decision = byFormFactor(properties) { return decision }
+        if let decision = platformBoardOutput(sink, port: port) { return decision }
         if sink.ports.isEmpty {
             let marker = virtualMarker(sink)
             if !hasDeviceProperties(properties) {
@@ -188,7 +226,9 @@ public enum Classifier {
     // MARK: 2. Car
 
     private static func car(_ p: [String: String], port: Port?) -> (DeviceKind, String)? {
-        if value(p, "device.form_factor") == "car" { return (.car, "device.form_factor=car") }
+        if let (key, formFactor) = lookup(p, "device.form_factor"), formFactor == "car" {
+            return (.car, "\(key)=car")
+        }
         if let port, port.type == .car { return (.car, "active port \(port.name) (type car)") }
         return nil
     }
@@ -226,14 +266,28 @@ public enum Classifier {
         return nil
     }
 
-    // MARK: 4. USB
+    // MARK: 4. ALSA loopback card
+
+    private static func alsaLoopback(_ p: [String: String]) -> (DeviceKind, String)? {
+        if value(p, "alsa.driver_name") == "snd_aloop" {
+            return (.virtual, "alsa.driver_name=snd_aloop (an ALSA loopback card: nothing is heard)")
+        }
+        for key in ["alsa.card_name", "api.alsa.card.name"] where value(p, key) == "loopback" {
+            return (.virtual, "\(key)=\(p[key] ?? "Loopback") (an ALSA loopback card: nothing is heard)")
+        }
+        return nil
+    }
+
+    // MARK: 5. USB
+
+    private static let busKeys = ["device.bus_path", "sysfs.path", "api.alsa.path"]
 
     private static func usb(_ sink: Sink) -> (DeviceKind, String)? {
         let p = sink.properties
         if value(p, "device.bus") == "usb" { return (.usb, "device.bus=usb") }
-        for key in ["device.bus_path", "sysfs.path", "api.alsa.path"] {
-            if let path = value(p, key), hasUSBComponent(path) {
-                return (.usb, "\(key)=\(p[key] ?? path)")
+        for key in busKeys {
+            if let (actualKey, path) = lookup(p, key), hasUSBComponent(path) {
+                return (.usb, "\(actualKey)=\(p[actualKey] ?? path)")
             }
         }
         if value(p, "alsa.driver_name") == "snd_usb_audio" {
@@ -244,11 +298,19 @@ public enum Classifier {
                 return (.usb, "\(key) names a USB port")
             }
         }
+        // snd-usb-audio sets the card's components to `USB<vendor>:<product>`.
+        if let components = value(p, "alsa.components"),
+           components.split(separator: " ").contains(where: { $0.wholeMatch(of: /usb[0-9a-f]{4}:[0-9a-f]{4}/) != nil }) {
+            return (.usb, "alsa.components=\(p["alsa.components"] ?? components)")
+        }
+        if let udevID = value(p, "udev.id"), udevID.hasPrefix("usb-") {
+            return (.usb, "udev.id=\(p["udev.id"] ?? udevID)")
+        }
         // A dump cut down to a few ALSA properties: no bus property is left, so read the bus id
         // PulseAudio/PipeWire built the ALSA sink name from (udev ID_PATH / ID_ID).
         let isALSA = p.keys.contains { $0.hasPrefix("alsa.") || $0.hasPrefix("api.alsa.") }
             || sink.driver.hasPrefix("module-alsa")
-        let hasBus = ["device.bus", "device.bus_path", "sysfs.path"].contains { p[$0] != nil }
+        let hasBus = ["device.bus", "device.bus_path", "sysfs.path", "udev.id"].contains { lookup(p, $0) != nil }
         if isALSA, !hasBus, sink.name.hasPrefix("alsa_output.usb-") {
             let busID = sink.name.dropFirst("alsa_output.".count).prefix { $0 != "." }
             return (.usb, "ALSA bus id \(busID) in the sink name (the dump has no bus property)")
@@ -264,7 +326,7 @@ public enum Classifier {
         }
     }
 
-    // MARK: 5. Active port
+    // MARK: 6. Active port
 
     private static func byPort(_ port: Port) -> (DeviceKind, String)? {
         let byType: DeviceKind? = switch port.type {
@@ -303,24 +365,60 @@ public enum Classifier {
         return (byName, "active port \(port.name)")
     }
 
-    // MARK: 6. Form factor
+    // MARK: 7. ALSA PCM
+
+    private static func byALSAPCM(_ p: [String: String]) -> (DeviceKind, String)? {
+        guard p.keys.contains(where: { $0.hasPrefix("alsa.") || $0.hasPrefix("api.alsa.") })
+                || value(p, "device.api") == "alsa" else { return nil }
+        if let profile = value(p, "device.profile.name") {
+            if profile.hasPrefix("hdmi-") { return (.hdmi, "device.profile.name=\(p["device.profile.name"] ?? profile)") }
+            if profile.hasPrefix("iec958-") { return (.lineOut, "device.profile.name=\(p["device.profile.name"] ?? profile)") }
+        }
+        for key in ["api.alsa.path", "device.string"] {
+            guard let pcm = value(p, key) else { continue }
+            if pcm.hasPrefix("hdmi:") { return (.hdmi, "\(key)=\(p[key] ?? pcm)") }
+            if pcm.hasPrefix("iec958:") { return (.lineOut, "\(key)=\(p[key] ?? pcm)") }
+        }
+        return nil
+    }
+
+    // MARK: 8. Form factor
 
     private static func byFormFactor(_ p: [String: String]) -> (DeviceKind, String)? {
-        guard let formFactor = value(p, "device.form_factor") else { return nil }
+        guard let (key, formFactor) = lookup(p, "device.form_factor") else { return nil }
         let kind: DeviceKind? = switch formFactor {
         case "internal", "speaker": .speaker
         case "headphone", "headset": .headphones
         case "tv", "monitor": .hdmi
         default: nil
         }
-        return kind.map { ($0, "device.form_factor=\(formFactor)") }
+        return kind.map { ($0, "\(key)=\(formFactor)") }
     }
 
-    // MARK: 7. Virtual
+    // MARK: 9. Platform sound card
+
+    private static func platformBoardOutput(_ sink: Sink, port: Port?) -> (DeviceKind, String)? {
+        let p = sink.properties
+        let platform: (String, String)? = {
+            if let (key, path) = lookup(p, "device.bus_path"), path.hasPrefix("platform-") { return (key, p[key] ?? path) }
+            if let (key, path) = lookup(p, "sysfs.path"), path.hasPrefix("/devices/platform/") { return (key, p[key] ?? path) }
+            return nil
+        }()
+        guard let (key, path) = platform else { return nil }
+        if let port {
+            let name = port.name.lowercased()
+            guard name == "analog-output" || name == "analog-output-mono" || name == "[out] analog"
+                    || (port.type == .analog && name.hasPrefix("analog-output")) else { return nil }
+            return (.speaker, "\(key)=\(path) with a generic \(port.name) port (a board's own output)")
+        }
+        return (.speaker, "\(key)=\(path) (a board's own output)")
+    }
+
+    // MARK: 10. Virtual
 
     private static let deviceKeys: Set<String> = [
-        "device.api", "device.bus", "device.bus_path", "device.form_factor", "device.string",
-        "sysfs.path", "udev.id",
+        "device.api", "device.bus", "device.bus_path", "device.bus-path", "device.form_factor",
+        "device.form-factor", "device.string", "sysfs.path", "device.sysfs.path", "udev.id",
     ]
     private static let devicePrefixes = [
         "alsa.", "api.alsa.", "api.bluez5.", "bluez.", "bluetooth.", "device.vendor.",
@@ -342,7 +440,8 @@ public enum Classifier {
     ]
 
     /// What marks a sink as virtual: `device.class=abstract|filter`, `node.virtual=true`,
-    /// `factory.name=support.null-audio-sink`, a null/combine/remap/loopback/filter driver.
+    /// `factory.name=support.null-audio-sink`, `device.master_device`, `node.link-group`, a
+    /// null/combine/remap/loopback/filter driver.
     private static func virtualMarker(_ sink: Sink) -> String? {
         let p = sink.properties
         if let deviceClass = value(p, "device.class"), deviceClass == "abstract" || deviceClass == "filter" {
@@ -352,6 +451,8 @@ public enum Classifier {
         if let factory = value(p, "factory.name"), factory == "support.null-audio-sink" {
             return "factory.name=support.null-audio-sink"
         }
+        if let master = p["device.master_device"], !master.isEmpty { return "device.master_device=\(master)" }
+        if let group = p["node.link-group"], !group.isEmpty { return "node.link-group=\(group)" }
         let driver = sink.driver.lowercased()
         if virtualDrivers.contains(where: { driver.hasPrefix($0) }) { return "driver \(sink.driver)" }
         return nil
@@ -360,11 +461,11 @@ public enum Classifier {
     /// Whether the properties name an API, a bus or a form factor: what an emulated device
     /// sets, and what no filter or null sink sets on its own.
     private static func describesDevice(_ p: [String: String]) -> Bool {
-        ["device.api", "device.bus", "device.form_factor", "bluetooth.protocol"].contains { value(p, $0) != nil }
+        ["device.api", "device.bus", "device.form_factor", "bluetooth.protocol"].contains { lookup(p, $0) != nil }
             || p.keys.contains { $0.hasPrefix("api.bluez5.") || $0.hasPrefix("api.alsa.") }
     }
 
-    // MARK: 8. Unknown
+    // MARK: 11. Unknown
 
     private static func unknownEvidence(_ sink: Sink, port: Port?) -> String {
         if let port { return "active port \(port.name) (type \(port.type.rawValue)) decides nothing" }
@@ -372,8 +473,27 @@ public enum Classifier {
         return "no decisive property or port"
     }
 
+    // MARK: Property access
+
+    /// PipeWire's own spelling of keys pactl prints differently (pipewire-pulse renames them,
+    /// `pw-dump` and `wpctl inspect` do not).
+    private static let aliases: [String: String] = [
+        "device.form_factor": "device.form-factor",
+        "device.bus_path": "device.bus-path",
+        "sysfs.path": "device.sysfs.path",
+    ]
+
+    /// The key actually present (the pactl spelling first, then PipeWire's) and its value,
+    /// lower-cased and trimmed; nil when absent or empty.
+    static func lookup(_ p: [String: String], _ key: String) -> (key: String, value: String)? {
+        for candidate in [key] + (aliases[key].map { [$0] } ?? []) {
+            if let found = value(p, candidate) { return (candidate, found) }
+        }
+        return nil
+    }
+
     /// A property value, lower-cased and trimmed; nil when absent or empty.
-    private static func value(_ p: [String: String], _ key: String) -> String? {
+    static func value(_ p: [String: String], _ key: String) -> String? {
         guard let raw = p[key] else { return nil }
         let trimmed = raw.trimmingSpaces().lowercased()
         return trimmed.isEmpty ? nil : trimmed

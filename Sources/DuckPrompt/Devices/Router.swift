@@ -27,127 +27,223 @@ public enum DeviceRequest: Sendable, Equatable {
 public struct RouteDecision: Sendable, Equatable {
     /// The chosen sink.
     public var sink: Sink
-    /// Its classification (`Classifier.classify`).
+    /// Its classification (`Classifier.classify(_ snapshot:ranking:)`, so a virtual sink says
+    /// where it forwards).
     public var classification: Classification
     /// One sentence naming the sink, its kind and why it was chosen, e.g.
     /// `Bluetooth A2DP headset 'WH-1000XM5' is the external output in use (default sink).`
     public var reason: String
+    /// A short, stable identifier of the rule or setting that decided (see `Router`), e.g.
+    /// `default-external`, `config-prefer`; for scripts and for `duckprompt route --json`.
+    public var rule: String
 
-    public init(sink: Sink, classification: Classification, reason: String) {
+    public init(sink: Sink, classification: Classification, reason: String, rule: String = "") {
         self.sink = sink
         self.classification = classification
         self.reason = reason
+        self.rule = rule
     }
 }
 
 /// Chooses the sink a navigation prompt plays on, as a phone routes it: to the external output
 /// the user is listening on, else to the built-in speaker.
 ///
-/// Policy, first match wins:
-/// 1. An explicit request (name, `#index`, `@DEFAULT_SINK@`) is obeyed, whatever its kind.
-/// 2. External candidates are the sinks classified external (car, Bluetooth A2DP or HFP, USB,
+/// Policy, first match wins; `RouteDecision.rule` names the step:
+/// 1. `device-option`: an explicit request (`-d/--device`, or `PULSE_SINK`: a name, `#index`,
+///    `@DEFAULT_SINK@`) is obeyed, whatever its kind and whatever the config says.
+/// 2. `config-prefer` / `env-DUCKPROMPT_DEVICE`: the config's `prefer` patterns (or the
+///    `DUCKPROMPT_DEVICE` pattern that replaces them), tried in order against each sink's name
+///    and description; the first pattern that matches a usable sink (active port not unplugged,
+///    not excluded by `never`) decides.
+/// 3. From here on, sinks the config's `never` excludes (by kind or name pattern, or a virtual
+///    sink that forwards to such a device) are left out, and the external rank is the config's
+///    `ranking` (default car > Bluetooth A2DP > headphones > USB > line-out > Bluetooth HFP >
+///    HDMI).
+/// 4. External candidates are the sinks classified external (car, Bluetooth A2DP or HFP, USB,
 ///    line-out, headphones, with their active port not unplugged), and HDMI only when it is the
-///    default sink or plays a stream (a sink-input on it that is not corked): an idle monitor's
-///    speakers are not where a user listens. Among them: the default sink; else one that plays
-///    a stream now; else by rank car > Bluetooth A2DP > headphones > USB > line-out >
-///    Bluetooth HFP > HDMI.
-/// 3. No external candidate: the default sink if it is a real device (not virtual, not
-///    network); else a built-in speaker (one whose port is not unplugged first); else an
-///    `unknown` device; else any other real device (an idle HDMI output, an unplugged port).
-/// 4. Only virtual and network sinks left: the default sink; else a network sink (its audio is
-///    heard on another machine); else the virtual sink when it is the only sink.
+///    default sink (or the default forwards to it) or plays a stream (a sink-input on it that
+///    is not corked): an idle monitor's speakers are not where a user listens. Then:
+///    - `default-external`: the default sink is one;
+///    - `default-forwarding`: the default sink is a virtual sink that forwards to one (a filter
+///      such as EasyEffects in front of Bluetooth headphones): the prompt goes *through* the
+///      virtual sink, keeping the user's effects;
+///    - `playing-external`: one plays a stream now (best rank among those);
+///    - `external-rank`: the best by rank.
+/// 5. No external candidate:
+///    - `default-device`: the default sink if it is a real device (not virtual, not network);
+///    - `default-forwarding`: the default sink if it is a virtual sink forwarding to a real
+///      device (through it, as above);
+///    - `speaker`: a built-in speaker (one whose port is not unplugged first);
+///    - `unknown-device`: an `unknown` device;
+///    - `other-device`: any other real device (an idle HDMI output, an unplugged port).
+/// 6. Only virtual and network sinks left:
+///    - `default-virtual`: the default sink;
+///    - `network`: a network sink (its audio is heard on another machine);
+///    - `only-sink`: the virtual sink when it is the only sink left.
 ///
-/// Ties go to the lowest index, then the name. `reason` is one sentence.
+/// A virtual sink that forwards to a device but is not the default is never chosen over that
+/// device: only the default sink is taken as the user's choice of filter. Ties go to the lowest
+/// index, then the name. `reason` is one sentence.
 public enum Router {
     /// Routes a prompt.
     /// - Parameters:
     ///   - snapshot: the server's sinks, sink-inputs and default sink.
     ///   - request: what the user asked for (`-d/--device`, `PULSE_SINK`); nil to decide.
-    /// - Returns: the sink, its classification and the reason.
+    ///   - config: the user's `prefer`, `ranking` and `never` settings; default: none.
+    /// - Returns: the sink, its classification, the reason and the rule.
     /// - Throws: `DuckPromptError` `.unavailable` when the server has no sinks, when no sink
     ///   matches the request (`no sink named 'x'`, `no sink with index #3`, no default sink),
-    ///   or when only several virtual sinks exist and none is the default.
+    ///   when `never` excludes every sink, or when only several virtual sinks exist and none is
+    ///   the default.
     ///
     /// Pure; safe from any thread. Uses `pa_server_info.default_sink_name`, and
     /// `pa_sink_input_info.sink` and `corked` to tell which sinks play.
-    public static func route(_ snapshot: Snapshot, request: DeviceRequest?) throws -> RouteDecision {
+    public static func route(_ snapshot: Snapshot, request: DeviceRequest?,
+                             config: DuckPromptConfig = DuckPromptConfig()) throws -> RouteDecision {
         guard !snapshot.sinks.isEmpty else {
             throw DuckPromptError(.unavailable, "the server has no sinks")
         }
         let defaultName = defaultSinkName(snapshot)
-        let candidates = snapshot.sinks.map { sink in
-            Candidate(sink: sink, classification: Classifier.classify(sink),
-                      isDefault: defaultName == sink.name,
-                      isPlaying: isPlaying(sink, in: snapshot))
+        let classifications = Classifier.classify(snapshot, ranking: config.ranking)
+        let byName = Dictionary(snapshot.sinks.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let candidates = zip(snapshot.sinks, classifications).map { sink, classification in
+            var exclusion = config.exclusion(for: sink, kind: classification.kind)
+            if exclusion == nil, let target = classification.forwardsToSink, let forwardKind = classification.forwardsTo,
+               let targetSink = byName[target] {
+                exclusion = config.exclusion(for: targetSink, kind: forwardKind)
+            }
+            return Candidate(sink: sink, classification: classification,
+                             isDefault: defaultName == sink.name,
+                             isPlaying: isPlaying(sink, in: snapshot),
+                             exclusion: exclusion,
+                             ranking: config.ranking)
         }.sorted(by: Candidate.order)
 
+        // 1. An explicit request.
         if let request {
             return try explicit(request, candidates: candidates, defaultName: defaultName)
         }
 
-        // 2. External outputs.
-        let external = candidates.filter { candidate in
+        // 2. The user's preferred devices.
+        for pattern in config.prefer {
+            let match = candidates.first { candidate in
+                candidate.exclusion == nil && !candidate.isUnplugged
+                    && (Glob.matches(pattern, candidate.sink.name) || Glob.matches(pattern, candidate.sink.description))
+            }
+            guard let chosen = match else { continue }
+            switch config.preferSource {
+            case .environment:
+                return chosen.decision("matches DUCKPROMPT_DEVICE \"\(pattern)\".", rule: "env-DUCKPROMPT_DEVICE")
+            case .config:
+                let file = config.path.map { " (\($0))" } ?? ""
+                return chosen.decision("matches config prefer \"\(pattern)\"\(file).", rule: "config-prefer")
+            }
+        }
+
+        // 3. Leave out what the config forbids.
+        let pool = candidates.filter { $0.exclusion == nil }
+        if pool.isEmpty {
+            let entries = config.never.map { "\"\($0)\"" }.joined(separator: ", ")
+            throw DuckPromptError(.unavailable,
+                                  "every sink is excluded by config never (\(entries)); name one with -d/--device")
+        }
+        let defaultCandidate = pool.first(where: \.isDefault)
+        /// The device the default sink forwards to, when the default is a virtual sink.
+        let forwardedFromDefault: Candidate? = defaultCandidate.flatMap { chosen in
+            guard chosen.kind == .virtual, let target = chosen.classification.forwardsToSink else { return nil }
+            return pool.first { $0.sink.name == target }
+        }
+        let rankNote = config.hasCustomRanking ? " by the config ranking" : ""
+
+        // 4. External outputs.
+        let external = pool.filter { candidate in
             guard candidate.classification.external else { return false }
             return candidate.kind != .hdmi || candidate.isDefault || candidate.isPlaying
+                || candidate.sink.name == forwardedFromDefault?.sink.name
         }
         if let chosen = external.first(where: \.isDefault) {
-            return chosen.decision("is the external output in use (default sink).")
+            return chosen.decision("is the external output in use (default sink).", rule: "default-external")
+        }
+        if let chosen = defaultCandidate, let device = forwardedFromDefault,
+           external.contains(where: { $0.sink.name == device.sink.name }) {
+            return chosen.decision(throughDefault(to: device), rule: "default-forwarding")
         }
         if let chosen = external.filter(\.isPlaying).min(by: Candidate.byRank) {
-            return chosen.decision("is the external output in use (it is playing a stream).")
+            return chosen.decision("is the external output in use (it is playing a stream).", rule: "playing-external")
         }
         if let chosen = external.min(by: Candidate.byRank) {
-            return chosen.decision("is the preferred connected external output; the default sink is not one.")
+            return chosen.decision("is the preferred connected external output\(rankNote); the default sink is not one.",
+                                   rule: "external-rank")
         }
 
-        // 3. Built-in and other real devices.
-        let real = candidates.filter { $0.kind != .virtual && $0.kind != .network }
+        // 5. Built-in and other real devices.
+        let real = pool.filter { $0.kind != .virtual && $0.kind != .network }
         if let chosen = real.first(where: \.isDefault) {
-            return chosen.decision("is the default sink and no external output is in use.")
+            return chosen.decision("is the default sink and no external output is in use.", rule: "default-device")
         }
-        let whyNotDefault = defaultName == nil
-            ? "the server names no default sink"
-            : "the default sink is not a device"
+        if let chosen = defaultCandidate, let device = forwardedFromDefault,
+           real.contains(where: { $0.sink.name == device.sink.name }) {
+            return chosen.decision(throughDefault(to: device), rule: "default-forwarding")
+        }
+        let whyNotDefault: String
+        if defaultName == nil {
+            whyNotDefault = "the server names no default sink"
+        } else if let excluded = candidates.first(where: { $0.isDefault && $0.exclusion != nil }),
+                  let entry = excluded.exclusion {
+            whyNotDefault = "the default sink is excluded by config never \"\(entry)\""
+        } else {
+            whyNotDefault = "the default sink is not a device"
+        }
         let speakers = real.filter { $0.kind == .speaker }
         if let chosen = speakers.first(where: { !$0.isUnplugged }) ?? speakers.first {
-            return chosen.decision("is used because no external output is in use and \(whyNotDefault).")
+            return chosen.decision("is used because no external output is in use and \(whyNotDefault).", rule: "speaker")
         }
         if let chosen = real.first(where: { $0.kind == .unknown }) {
-            return chosen.decision("is used because no external output or built-in speaker was found.")
+            return chosen.decision("is used because no external output or built-in speaker was found.",
+                                   rule: "unknown-device")
         }
         if let chosen = real.first {
-            return chosen.decision("is the only device left (not in use, or its port is unplugged).")
+            return chosen.decision("is the only device left (not in use, or its port is unplugged).", rule: "other-device")
         }
 
-        // 4. Virtual and network sinks only.
-        if let chosen = candidates.first(where: \.isDefault) {
-            return chosen.decision("is the default sink and the server has no output device.")
+        // 6. Virtual and network sinks only.
+        if let chosen = defaultCandidate {
+            return chosen.decision("is the default sink and the server has no output device.", rule: "default-virtual")
         }
-        if let chosen = candidates.first(where: { $0.kind == .network }) {
-            return chosen.decision("is used because the server has no local output device.")
+        if let chosen = pool.first(where: { $0.kind == .network }) {
+            return chosen.decision("is used because the server has no local output device.", rule: "network")
         }
-        if candidates.count == 1 {
-            return candidates[0].decision("is the only sink.")
+        if pool.count == 1 {
+            return pool[0].decision(candidates.count == 1 ? "is the only sink." : "is the only sink config never leaves.",
+                                    rule: "only-sink")
         }
-        let names = candidates.map { "'\($0.sink.name)'" }.joined(separator: ", ")
+        let names = pool.map { "'\($0.sink.name)'" }.joined(separator: ", ")
         throw DuckPromptError(.unavailable,
                               "no output device: only virtual sinks (\(names)) and none is the default; name one")
     }
 
+    /// `is the default sink and forwards to Bluetooth A2DP headset 'X': the prompt goes through
+    /// it, keeping the user's effects.`
+    private static func throughDefault(to device: Candidate) -> String {
+        "is the default sink and forwards to \(label(device.sink, kind: device.kind)): "
+            + "the prompt goes through it, keeping the user's effects."
+    }
+
     private static func explicit(_ request: DeviceRequest, candidates: [Candidate],
                                  defaultName: String?) throws -> RouteDecision {
+        let rule = "device-option"
         switch request {
         case .name(let name):
             if let chosen = candidates.first(where: { $0.sink.name == name }) {
-                return chosen.decision("was requested by name.")
+                return chosen.decision("was requested by name.", rule: rule)
             }
             if let index = UInt32(name), let chosen = candidates.first(where: { $0.sink.index == index }) {
-                return chosen.decision("was requested by index #\(index).")
+                return chosen.decision("was requested by index #\(index).", rule: rule)
             }
             throw DuckPromptError(.unavailable, "no sink named '\(name)'")
         case .index(let index):
             if let chosen = candidates.first(where: { $0.sink.index == index }) {
-                return chosen.decision("was requested by index #\(index).")
+                return chosen.decision("was requested by index #\(index).", rule: rule)
             }
             throw DuckPromptError(.unavailable, "no sink with index #\(index)")
         case .defaultSink:
@@ -155,7 +251,7 @@ public enum Router {
                 throw DuckPromptError(.unavailable, "@DEFAULT_SINK@ was requested but the server names no default sink")
             }
             if let chosen = candidates.first(where: { $0.sink.name == name }) {
-                return chosen.decision("was requested as @DEFAULT_SINK@.")
+                return chosen.decision("was requested as @DEFAULT_SINK@.", rule: rule)
             }
             throw DuckPromptError(.unavailable, "no sink named '\(name)' (the default sink)")
         }
@@ -175,18 +271,15 @@ public enum Router {
         return snapshot.sinkInputs.contains { $0.sinkIndex == index && !$0.corked }
     }
 
-    /// Rank among external outputs, lower first.
+    /// Rank among external outputs in the default ranking, lower first.
     static func rank(_ kind: DeviceKind) -> Int {
-        switch kind {
-        case .car: 0
-        case .bluetoothA2DP: 1
-        case .headphones: 2
-        case .usb: 3
-        case .lineOut: 4
-        case .bluetoothHFP: 5
-        case .hdmi: 6
-        case .speaker, .unknown, .network, .virtual: 7
-        }
+        rank(kind, ranking: DuckPromptConfig.defaultRanking)
+    }
+
+    /// Rank among external outputs in `ranking`, lower first; kinds that are not external
+    /// come last.
+    static func rank(_ kind: DeviceKind, ranking: [DeviceKind]) -> Int {
+        ranking.firstIndex(of: kind) ?? ranking.count
     }
 
     private struct Candidate {
@@ -194,28 +287,26 @@ public enum Router {
         var classification: Classification
         var isDefault: Bool
         var isPlaying: Bool
+        /// The `never` entry that leaves this sink out, if any.
+        var exclusion: DuckPromptConfig.Exclusion?
+        var ranking: [DeviceKind]
 
         var kind: DeviceKind { classification.kind }
         var isUnplugged: Bool { Classifier.effectiveActivePort(sink)?.availability == .no }
 
         /// Lowest index first (sinks without one last), then name.
         static func order(_ lhs: Candidate, _ rhs: Candidate) -> Bool {
-            switch (lhs.sink.index, rhs.sink.index) {
-            case let (l?, r?) where l != r: l < r
-            case (_?, nil): true
-            case (nil, _?): false
-            default: lhs.sink.name < rhs.sink.name
-            }
+            Classifier.sinkOrder(lhs.sink, rhs.sink)
         }
 
         static func byRank(_ lhs: Candidate, _ rhs: Candidate) -> Bool {
-            let (l, r) = (Router.rank(lhs.kind), Router.rank(rhs.kind))
+            let (l, r) = (Router.rank(lhs.kind, ranking: lhs.ranking), Router.rank(rhs.kind, ranking: rhs.ranking))
             return l != r ? l < r : order(lhs, rhs)
         }
 
-        func decision(_ why: String) -> RouteDecision {
+        func decision(_ why: String, rule: String) -> RouteDecision {
             RouteDecision(sink: sink, classification: classification,
-                          reason: "\(Router.label(sink, kind: kind)) \(why)")
+                          reason: "\(Router.label(sink, kind: kind)) \(why)", rule: rule)
         }
     }
 
@@ -223,7 +314,7 @@ public enum Router {
     /// name when there is none).
     static func label(_ sink: Sink, kind: DeviceKind) -> String {
         let title = sink.description.isEmpty ? sink.name : sink.description
-        let formFactor = sink.properties["device.form_factor"].map { $0.lowercased() }
+        let formFactor = Classifier.lookup(sink.properties, "device.form_factor")?.value
         let noun: String
         switch formFactor {
         case "headset": noun = "headset"

@@ -14,12 +14,19 @@ import Foundation
 ///  "active_port": null, "formats": ["pcm"]}
 /// ```
 ///
-/// A full `pactl --format=json list` (an object with a `sinks` member) and a single sink
-/// object are read too. Volumes are put in channel-map order (JSON objects have no order).
+/// A full `pactl --format=json list` (an object with a `sinks` member, and `sink_inputs`) and a
+/// single sink object are read too. Volumes are put in channel-map order (JSON objects have no order).
 enum PactlJSONReader {
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is not JSON or not a list
     ///   of sinks.
     static func read(_ text: String) throws -> [Sink] {
+        try readList(text).sinks
+    }
+
+    /// The sinks, and the sink-inputs of a full `pactl --format=json list` (its `sink_inputs`
+    /// member; empty for the other shapes).
+    /// - Throws: `DuckPromptError` `.unsupportedData` when the text is not JSON.
+    static func readList(_ text: String) throws -> (sinks: [Sink], sinkInputs: [SinkInput]) {
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(text.utf8))
@@ -27,18 +34,40 @@ enum PactlJSONReader {
             throw DuckPromptError(.unsupportedData, SinkDumpReader.notADumpMessage)
         }
         let elements: [Any]
+        var inputs: [Any] = []
         if let array = object as? [Any] {
             elements = array
         } else if let dictionary = object as? [String: Any] {
             if let sinks = dictionary["sinks"] as? [Any] {
                 elements = sinks
+                inputs = dictionary["sink_inputs"] as? [Any] ?? []
             } else {
                 elements = [dictionary]
             }
         } else {
             elements = []
         }
-        return elements.compactMap { ($0 as? [String: Any]).flatMap(sink) }
+        return (elements.compactMap { ($0 as? [String: Any]).flatMap(sink) },
+                inputs.compactMap { ($0 as? [String: Any]).flatMap(sinkInput) })
+    }
+
+    /// One sink-input object (`get_sink_input_info_callback` in pactl.c), or nil without an
+    /// `index` and a `sink`.
+    static func sinkInput(_ object: [String: Any]) -> SinkInput? {
+        guard let index = uint32(object["index"]), let sinkIndex = uint32(object["sink"]) else { return nil }
+        let channelMap = (object["channel_map"] as? String)
+            .map { $0.split(separator: ",").map { $0.trimmingSpaces() } } ?? []
+        let properties = (object["properties"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
+        return SinkInput(index: index, sinkIndex: sinkIndex,
+                         name: properties["media.name"] ?? "",
+                         volume: volume(object["volume"], channelMap: channelMap),
+                         mute: bool(object["mute"]) ?? false,
+                         corked: bool(object["corked"]) ?? false,
+                         hasVolume: bool(object["has_volume"]) ?? true,
+                         volumeWritable: bool(object["volume_writable"]) ?? true,
+                         properties: properties,
+                         ownerModule: uint32(object["owner_module"]).flatMap { $0 == UInt32.max ? nil : $0 },
+                         driver: object["driver"] as? String ?? "")
     }
 
     /// One sink object, or nil when it has no `name` (not a sink).

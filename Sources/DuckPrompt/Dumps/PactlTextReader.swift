@@ -12,10 +12,13 @@ public enum SinkDumpFormat: String, Sendable, Equatable, CaseIterable {
     case pactlJSON = "pactl-json"
     /// `wpctl inspect <id>` of a PipeWire sink node: properties only, no ports or volume.
     case wpctlInspect = "wpctl-inspect"
+    /// `pw-dump`: the JSON array of all PipeWire objects; its `Audio/Sink` nodes, their
+    /// streams and the default sink are read (see `readSnapshot`).
+    case pwDump = "pw-dump"
 }
 
 /// Reads sinks from text a user pasted or saved: `pactl list sinks`, `pacmd list-sinks`,
-/// `pactl --format=json list sinks`, or `wpctl inspect` of a sink node.
+/// `pactl --format=json list sinks`, `pw-dump`, or `wpctl inspect` of a sink node.
 ///
 /// The reader is pure (no server, no libpulse) and tolerant: dumps pasted without the
 /// `Sink #N` header, indented with tabs or spaces, cut short (`...`), or printed in French or
@@ -24,12 +27,13 @@ public enum SinkDumpFormat: String, Sendable, Equatable, CaseIterable {
 /// and the active port are never translated.
 ///
 /// Pure; safe from any thread. The formats are those printed by `get_sink_info_callback` in
-/// PulseAudio's `src/utils/pactl.c` (text and JSON) and `pa_sink_list_to_string` in
-/// `src/pulsecore/cli-text.c` (pacmd).
+/// PulseAudio's `src/utils/pactl.c` (text and JSON), `pa_sink_list_to_string` in
+/// `src/pulsecore/cli-text.c` (pacmd), PipeWire's `src/tools/pw-dump.c` and WirePlumber's
+/// `wpctl inspect`.
 public enum SinkDumpReader {
     /// The message every "not a sink dump" error carries; the caller puts the file name in front.
     static let notADumpMessage = "is not a sink dump: duckprompt reads `pactl list sinks`, "
-        + "`pacmd list-sinks` and `pactl --format=json list sinks` output"
+        + "`pacmd list-sinks`, `pactl --format=json list sinks`, `pw-dump` and `wpctl inspect` output"
 
     /// Reads all sinks of a dump.
     /// - Parameter text: the whole dump.
@@ -42,37 +46,59 @@ public enum SinkDumpReader {
 
     /// Reads all sinks of a dump and the default sink, when the dump says which it is.
     /// - Parameter text: the whole dump.
-    /// - Returns: the sinks in dump order, and the default sink's name: only `pacmd list-sinks`
-    ///   says it (`* index: N`); nil for the other formats.
+    /// - Returns: the sinks in dump order, and the default sink's name: `pacmd list-sinks`
+    ///   says it (`* index: N`), `pw-dump` too (the `default` metadata); nil for the other
+    ///   formats.
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is in no known format or
     ///   holds no sink.
     public static func readWithDefault(_ text: String) throws -> (sinks: [Sink], defaultSinkName: String?) {
-        let result: (sinks: [Sink], defaultSinkName: String?)
+        let snapshot = try readSnapshot(text)
+        return (snapshot.sinks, snapshot.defaultSinkName)
+    }
+
+    /// Reads everything routing can use from a dump: the sinks, the default sink when the dump
+    /// says it, and the sink-inputs when it holds them (`pw-dump`: its `Stream/Output/Audio`
+    /// nodes; a full `pactl --format=json list`: its `sink_inputs`). The sink-inputs let
+    /// `Classifier.classify(_ snapshot:ranking:)` see where a filter such as EasyEffects sends
+    /// its audio, and the router see which sinks play.
+    /// - Parameter text: the whole dump.
+    /// - Returns: a snapshot; `sinkInputs` empty and `defaultSinkName` nil where the format
+    ///   does not carry them.
+    /// - Throws: `DuckPromptError` `.unsupportedData` when the text is in no known format or
+    ///   holds no sink.
+    public static func readSnapshot(_ text: String) throws -> Snapshot {
+        let snapshot: Snapshot
         switch detectFormat(text) {
+        case .pwDump:
+            snapshot = try PwDumpReader.read(text)
         case .pactlJSON:
-            result = (try PactlJSONReader.read(text), nil)
+            let list = try PactlJSONReader.readList(text)
+            snapshot = Snapshot(sinks: list.sinks, sinkInputs: list.sinkInputs)
         case .pacmdText:
-            result = PacmdTextReader.read(text)
+            let result = PacmdTextReader.read(text)
+            snapshot = Snapshot(sinks: result.sinks, defaultSinkName: result.defaultSinkName)
         case .wpctlInspect:
-            result = (WpctlInspectReader.read(text), nil)
+            snapshot = Snapshot(sinks: WpctlInspectReader.read(text))
         case .pactlText:
-            result = (PactlTextReader.read(text), nil)
+            snapshot = Snapshot(sinks: PactlTextReader.read(text))
         case nil:
             throw DuckPromptError(.unsupportedData, notADumpMessage)
         }
-        guard !result.sinks.isEmpty else {
+        guard !snapshot.sinks.isEmpty else {
             throw DuckPromptError(.unsupportedData, notADumpMessage)
         }
-        return result
+        return snapshot
     }
 
-    /// Which format a dump is in, judged from its shape: JSON by its first character, pacmd by
+    /// Which format a dump is in, judged from its shape: a JSON array that names
+    /// `PipeWire:Interface:…` types is `pw-dump`, other JSON by its first character, pacmd by
     /// its `index: N` lines, wpctl by its `id N, type PipeWire:Interface:…` line, pactl text
     /// otherwise. Nil for empty text. The format says nothing about whether sinks can be read.
     /// - Parameter text: the whole dump.
     public static func detectFormat(_ text: String) -> SinkDumpFormat? {
         let trimmed = text.trimmingSpaces()
         guard !trimmed.isEmpty else { return nil }
+        if PwDumpReader.looksLikePwDump(trimmed) { return .pwDump }
         if trimmed.hasPrefix("[") || trimmed.hasPrefix("{") { return .pactlJSON }
         let lines = DumpLine.lines(of: text)
         if lines.contains(where: { PacmdTextReader.header($0) != nil }) { return .pacmdText }

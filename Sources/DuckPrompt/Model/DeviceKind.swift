@@ -4,7 +4,7 @@
 public enum DeviceKind: String, Sendable, CaseIterable, Codable {
     /// Car audio (`device.form_factor=car`, port type CAR).
     case car
-    /// Bluetooth in a media profile: A2DP, or LE Audio BAP.
+    /// Bluetooth in a media profile: A2DP, LE Audio BAP, or ASHA hearing aids.
     case bluetoothA2DP = "bluetooth-a2dp"
     /// Bluetooth in a telephony profile: HSP/HFP head unit.
     case bluetoothHFP = "bluetooth-hfp"
@@ -20,7 +20,9 @@ public enum DeviceKind: String, Sendable, CaseIterable, Codable {
     case speaker
     /// Audio that leaves this machine: tunnel, RAOP/AirPlay, RTP sinks.
     case network
-    /// A sink with no device behind it: null, combine, remap, filter sinks.
+    /// A sink with no device behind it: null, combine, remap, loopback and filter sinks
+    /// (EasyEffects, PipeWire filter chains), ALSA loopback cards. Where such a sink sends its
+    /// audio is `Classification.forwardsTo`.
     case virtual
     /// A device the classifier could not place.
     case unknown

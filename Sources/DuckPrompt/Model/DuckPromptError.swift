@@ -13,6 +13,10 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         case unavailable
         /// A bug or an unexpected server failure. Exit 70 (`EX_SOFTWARE`).
         case `internal`
+        /// The user's config file (`$XDG_CONFIG_HOME/duckprompt/config.json`) cannot be read,
+        /// is not JSON, or holds an unknown key or a bad value; the message names the file and
+        /// the key. Exit 78 (`EX_CONFIG`).
+        case config
     }
 
     public var code: Code
@@ -24,7 +28,7 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         self.message = message
     }
 
-    /// The process exit status for this error: 64, 65, 66, 69 or 70.
+    /// The process exit status for this error: 64, 65, 66, 69, 70 or 78.
     public var exitCode: Int32 {
         switch code {
         case .usage: 64
@@ -32,6 +36,7 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         case .noInput: 66
         case .unavailable: 69
         case .internal: 70
+        case .config: 78
         }
     }
 

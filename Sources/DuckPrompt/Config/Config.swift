@@ -1,0 +1,412 @@
+import Foundation
+
+/// The user's preferences for the cases the routing rules cannot know, read from
+/// `$XDG_CONFIG_HOME/duckprompt/config.json` (else `$HOME/.config/duckprompt/config.json`).
+///
+/// The file is one JSON object; every key is optional, and a missing file means the defaults:
+///
+/// ```json
+/// {
+///   "prefer": ["WH-1000XM*", "alsa_output.usb-*"],
+///   "ranking": ["car", "headphones", "bluetooth-a2dp", "usb", "line-out", "bluetooth-hfp", "hdmi"],
+///   "never": ["hdmi", "alsa_output.*HDMI*"],
+///   "pre_roll_ms": {"bluetooth-a2dp": 300, "hdmi": 500},
+///   "duck_db": -20,
+///   "attack_ms": 200,
+///   "release_ms": 500
+/// }
+/// ```
+///
+/// - `prefer`: sink patterns tried in order before the rules; the first that matches a sink's
+///   name or description (a usable sink: its active port is not unplugged, and `never` does not
+///   exclude it) is chosen. Patterns are fnmatch-style and case-sensitive: `*` any run of
+///   characters, `?` one character, `\` makes the next character literal. The
+///   `DUCKPROMPT_DEVICE` environment variable, when set and not empty, replaces the whole list
+///   with its single pattern.
+/// - `ranking`: the order of external kinds when neither the default sink nor a playing sink
+///   decides; it replaces `car > bluetooth-a2dp > headphones > usb > line-out > bluetooth-hfp >
+///   hdmi`. Only external kinds, each at most once; kinds left out follow in that default order.
+/// - `never`: device kinds (`hdmi`) or sink patterns (as `prefer`, matched against name and
+///   description) that are never used unless named with `-d/--device`. An entry that is a kind
+///   name is a kind; anything else is a pattern, except a bare word that is a near miss of a
+///   kind name (`hdmii`), which is rejected as a likely typo.
+/// - `pre_roll_ms`: per kind, silence in ms played before the prompt so that a sleeping device
+///   (Bluetooth, HDMI) wakes up first; 0…5000.
+/// - `duck_db`: how far other streams are lowered, in dB, -200…0 (`--duck` overrides).
+/// - `attack_ms`, `release_ms`: duck ramp durations in ms, 0…60000 (`--attack-ms`,
+///   `--release-ms` override).
+///
+/// Validation is strict: an unknown key, a value of the wrong type or out of range, or a name
+/// that is not a device kind is a `DuckPromptError(.config)` (exit 78) naming the file and the
+/// key.
+public struct DuckPromptConfig: Sendable, Equatable {
+    /// Where a `prefer` list came from: it decides the rule named in a route decision.
+    public enum PreferSource: String, Sendable, Equatable {
+        /// The config file's `prefer` key (rule `config-prefer`).
+        case config
+        /// The `DUCKPROMPT_DEVICE` environment variable (rule `env-DUCKPROMPT_DEVICE`).
+        case environment
+    }
+
+    /// One `never` entry: a device kind, or a sink name/description pattern.
+    public enum Exclusion: Sendable, Equatable, CustomStringConvertible {
+        case kind(DeviceKind)
+        case pattern(String)
+
+        /// The entry as written in the file.
+        public var description: String {
+            switch self {
+            case .kind(let kind): kind.rawValue
+            case .pattern(let pattern): pattern
+            }
+        }
+    }
+
+    /// The external rank order the rules use when nothing else decides.
+    public static let defaultRanking: [DeviceKind] = [
+        .car, .bluetoothA2DP, .headphones, .usb, .lineOut, .bluetoothHFP, .hdmi,
+    ]
+
+    /// The keys a config file may hold, in documentation order.
+    public static let validKeys = ["prefer", "ranking", "never", "pre_roll_ms", "duck_db", "attack_ms", "release_ms"]
+
+    /// Sink patterns tried in order (`prefer`, or `DUCKPROMPT_DEVICE`).
+    public var prefer: [String]
+    /// Where `prefer` came from.
+    public var preferSource: PreferSource
+    /// The external kinds, best first: always every external kind exactly once.
+    public var ranking: [DeviceKind]
+    /// Kinds and patterns never routed to unless requested by name.
+    public var never: [Exclusion]
+    /// Pre-roll per kind, in ms (0…5000); kinds not listed have none configured.
+    public var preRollMs: [DeviceKind: Int]
+    /// Duck depth in dB (-200…0); nil when the file does not set it.
+    public var duck: Decibels?
+    /// Attack ramp in ms (0…60000); nil when not set.
+    public var attackMs: Int?
+    /// Release ramp in ms (0…60000); nil when not set.
+    public var releaseMs: Int?
+    /// The file the settings were read from; nil for the defaults (no file).
+    public var path: String?
+
+    /// The defaults, or the given settings. `ranking` is completed with the external kinds it
+    /// leaves out, in their default order.
+    public init(prefer: [String] = [], preferSource: PreferSource = .config,
+                ranking: [DeviceKind] = DuckPromptConfig.defaultRanking, never: [Exclusion] = [],
+                preRollMs: [DeviceKind: Int] = [:], duck: Decibels? = nil, attackMs: Int? = nil,
+                releaseMs: Int? = nil, path: String? = nil) {
+        self.prefer = prefer
+        self.preferSource = preferSource
+        self.ranking = Self.completed(ranking)
+        self.never = never
+        self.preRollMs = preRollMs
+        self.duck = duck
+        self.attackMs = attackMs
+        self.releaseMs = releaseMs
+        self.path = path
+    }
+
+    /// Whether `ranking` differs from `defaultRanking`.
+    public var hasCustomRanking: Bool { ranking != Self.defaultRanking }
+
+    /// Pre-roll for a kind, in ms; nil when the config sets none for it.
+    public func preRollMs(for kind: DeviceKind) -> Int? { preRollMs[kind] }
+
+    /// The `never` entry that excludes a sink of this kind, name and description; nil when none.
+    public func exclusion(for sink: Sink, kind: DeviceKind) -> Exclusion? {
+        never.first { entry in
+            switch entry {
+            case .kind(let excluded): excluded == kind
+            case .pattern(let pattern): Glob.matches(pattern, sink.name) || Glob.matches(pattern, sink.description)
+            }
+        }
+    }
+
+    // MARK: Loading
+
+    /// The config file's path for an environment: `$XDG_CONFIG_HOME/duckprompt/config.json`
+    /// when `XDG_CONFIG_HOME` is an absolute path (the XDG rule: a relative one is ignored),
+    /// else `$HOME/.config/duckprompt/config.json`; nil when neither is set.
+    public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            return (xdg.hasSuffix("/") ? String(xdg.dropLast()) : xdg) + "/duckprompt/config.json"
+        }
+        if let home = environment["HOME"], !home.isEmpty {
+            return (home.hasSuffix("/") ? String(home.dropLast()) : home) + "/.config/duckprompt/config.json"
+        }
+        return nil
+    }
+
+    /// Loads the user's config: the file at `path(environment:)` (missing: the defaults), then
+    /// `DUCKPROMPT_DEVICE` (when set and not empty) replaces `prefer`.
+    /// - Parameter environment: where `XDG_CONFIG_HOME`, `HOME` and `DUCKPROMPT_DEVICE` are read.
+    /// - Returns: the settings; `path` names the file when one was read.
+    /// - Throws: `DuckPromptError(.config)` (exit 78) when the file exists but cannot be read,
+    ///   is not JSON, or holds an unknown key or a bad value; the message names the file and key.
+    ///
+    /// Reads the file with `FileManager` and `JSONSerialization`; safe from any thread.
+    public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> DuckPromptConfig {
+        var config = DuckPromptConfig()
+        if let path = path(environment: environment) {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+                guard !isDirectory.boolValue, let data = FileManager.default.contents(atPath: path) else {
+                    throw DuckPromptError(.config, "\(path): cannot be read (permission denied, or not a file)")
+                }
+                config = try parse(data, path: path)
+            }
+        }
+        if let device = environment["DUCKPROMPT_DEVICE"], !device.trimmingSpaces().isEmpty {
+            config.prefer = [device.trimmingSpaces()]
+            config.preferSource = .environment
+        }
+        return config
+    }
+
+    /// Parses and validates a config file's contents.
+    /// - Parameters:
+    ///   - data: the file's bytes (UTF-8 JSON: one object).
+    ///   - path: the file's path, for messages.
+    /// - Returns: the settings, with `path` set.
+    /// - Throws: `DuckPromptError(.config)`: not JSON, not an object, an unknown key (the
+    ///   message lists the valid keys), a wrong type, a value out of range, or a name that is not
+    ///   a device kind (the message lists the kinds).
+    public static func parse(_ data: Data, path: String) throws -> DuckPromptConfig {
+        func fail(_ message: String) -> DuckPromptError {
+            DuckPromptError(.config, "\(path): \(message)")
+        }
+        let json: Any
+        do {
+            json = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw fail("not valid JSON (\(Self.describe(error)))")
+        }
+        guard let object = json as? [String: Any] else {
+            throw fail("must hold one JSON object ({\"prefer\": [...], ...}), not \(Self.typeName(json))")
+        }
+        for key in object.keys.sorted() where !validKeys.contains(key) {
+            let hint = validKeys.first { Self.editDistance($0, key) <= 2 }.map { " (did you mean '\($0)'?)" } ?? ""
+            throw fail("unknown key '\(key)'\(hint); valid keys: \(validKeys.joined(separator: ", "))")
+        }
+
+        var config = DuckPromptConfig(path: path)
+        if let value = object["prefer"] {
+            config.prefer = try strings(value, key: "prefer", what: "sink name patterns", fail: fail)
+            if let empty = config.prefer.firstIndex(where: { $0.trimmingSpaces().isEmpty }) {
+                throw fail("'prefer' entry \(empty + 1) is empty: give a sink name pattern such as \"WH-*\"")
+            }
+        }
+        if let value = object["ranking"] {
+            let names = try strings(value, key: "ranking", what: "device kinds", fail: fail)
+            var ranking: [DeviceKind] = []
+            for name in names {
+                let kind = try Self.kind(name, key: "ranking", fail: fail)
+                guard kind.isExternalKind else {
+                    throw fail("'ranking': '\(name)' is not an external kind; the ranking orders only \(Self.externalKindList)")
+                }
+                guard !ranking.contains(kind) else {
+                    throw fail("'ranking': '\(name)' is listed twice")
+                }
+                ranking.append(kind)
+            }
+            config.ranking = Self.completed(ranking)
+        }
+        if let value = object["never"] {
+            config.never = try strings(value, key: "never", what: "device kinds or sink name patterns", fail: fail)
+                .map { entry in
+                    let trimmed = entry.trimmingSpaces()
+                    if let kind = DeviceKind(rawValue: trimmed) { return .kind(kind) }
+                    guard !trimmed.isEmpty else {
+                        throw fail("'never' holds an empty entry: give a device kind or a sink name pattern")
+                    }
+                    let bareWord = trimmed.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" }
+                    if bareWord, let near = DeviceKind.allCases.first(where: { Self.editDistance($0.rawValue, trimmed.lowercased()) <= 2 }) {
+                        throw fail("'never': '\(entry)' is not a device kind (did you mean '\(near.rawValue)'?); "
+                                   + "kinds are \(Self.kindList); for a sink name write a pattern such as \"*\(trimmed)*\"")
+                    }
+                    return .pattern(trimmed)
+                }
+        }
+        if let value = object["pre_roll_ms"] {
+            guard let table = value as? [String: Any] else {
+                throw fail("'pre_roll_ms' must be an object of device kind to milliseconds ({\"bluetooth-a2dp\": 300}), not \(Self.typeName(value))")
+            }
+            var preRoll: [DeviceKind: Int] = [:]
+            for name in table.keys.sorted() {
+                let kind = try Self.kind(name, key: "pre_roll_ms", fail: fail)
+                preRoll[kind] = try integer(table[name]!, key: "pre_roll_ms.\(name)", range: 0...5000, unit: "ms", fail: fail)
+            }
+            config.preRollMs = preRoll
+        }
+        if let value = object["duck_db"] {
+            guard let number = Self.number(value) else {
+                throw fail("'duck_db' must be a number of dB between -200 and 0 (e.g. -20), not \(Self.typeName(value))")
+            }
+            guard number.isFinite, number <= 0, number >= -200 else {
+                throw fail("'duck_db' must be between -200 and 0 dB, not \(Self.format(number))")
+            }
+            config.duck = Decibels(number)
+        }
+        if let value = object["attack_ms"] {
+            config.attackMs = try integer(value, key: "attack_ms", range: 0...60000, unit: "ms", fail: fail)
+        }
+        if let value = object["release_ms"] {
+            config.releaseMs = try integer(value, key: "release_ms", range: 0...60000, unit: "ms", fail: fail)
+        }
+        return config
+    }
+
+    // MARK: Validation helpers
+
+    private static func strings(_ value: Any, key: String, what: String,
+                                fail: (String) -> DuckPromptError) throws -> [String] {
+        if value is String {
+            throw fail("'\(key)' must be an array of \(what) ([\"…\"]), not a string")
+        }
+        guard let array = value as? [Any] else {
+            throw fail("'\(key)' must be an array of \(what), not \(typeName(value))")
+        }
+        return try array.enumerated().map { offset, element in
+            guard let string = element as? String else {
+                throw fail("'\(key)' entry \(offset + 1) must be a string, not \(typeName(element))")
+            }
+            return string
+        }
+    }
+
+    private static func integer(_ value: Any, key: String, range: ClosedRange<Int>, unit: String,
+                                fail: (String) -> DuckPromptError) throws -> Int {
+        guard let number = number(value) else {
+            throw fail("'\(key)' must be a whole number of \(unit) (\(range.lowerBound)…\(range.upperBound)), not \(typeName(value))")
+        }
+        guard number.isFinite, number == number.rounded(), let whole = Int(exactly: number) else {
+            throw fail("'\(key)' must be a whole number of \(unit), not \(format(number))")
+        }
+        guard range.contains(whole) else {
+            throw fail("'\(key)' must be between \(range.lowerBound) and \(range.upperBound) \(unit), not \(whole)")
+        }
+        return whole
+    }
+
+    private static func kind(_ name: String, key: String, fail: (String) -> DuckPromptError) throws -> DeviceKind {
+        if let kind = DeviceKind(rawValue: name) { return kind }
+        let near = DeviceKind.allCases.first { editDistance($0.rawValue, name.lowercased()) <= 2 }
+        let hint = near.map { " (did you mean '\($0.rawValue)'?)" } ?? ""
+        throw fail("'\(key)': '\(name)' is not a device kind\(hint); kinds are \(kindList)")
+    }
+
+    static let kindList = DeviceKind.allCases.map(\.rawValue).joined(separator: ", ")
+    static let externalKindList = DeviceKind.allCases.filter(\.isExternalKind).map(\.rawValue)
+        .joined(separator: ", ")
+
+    /// `ranking` followed by the external kinds it leaves out, in default order.
+    private static func completed(_ ranking: [DeviceKind]) -> [DeviceKind] {
+        var result: [DeviceKind] = []
+        for kind in ranking where kind.isExternalKind && !result.contains(kind) { result.append(kind) }
+        for kind in defaultRanking where !result.contains(kind) { result.append(kind) }
+        return result
+    }
+
+    /// A JSON number (not a boolean) as a Double.
+    private static func number(_ value: Any) -> Double? {
+        guard !isBoolean(value), let number = value as? NSNumber else { return nil }
+        return number.doubleValue
+    }
+
+    /// Whether JSONSerialization produced a boolean (`true`/`false`), which also casts to
+    /// `NSNumber`, `Int` and `Bool` like the numbers 1 and 0 do.
+    private static func isBoolean(_ value: Any) -> Bool {
+        #if canImport(Darwin)
+        guard let number = value as? NSNumber else { return false }
+        return CFGetTypeID(number) == CFBooleanGetTypeID()
+        #else
+        return value is Bool && type(of: value) != NSNumber.self
+        #endif
+    }
+
+    /// `a string`, `a number`, `true`, `an array`, … for messages.
+    static func typeName(_ value: Any) -> String {
+        if isBoolean(value) { return (value as? Bool) == true ? "true" : "false" }
+        switch value {
+        case is String: return "a string"
+        case is NSNumber: return "a number"
+        case is [Any]: return "an array"
+        case is [String: Any]: return "an object"
+        case is NSNull: return "null"
+        default: return "\(type(of: value))"
+        }
+    }
+
+    private static func format(_ number: Double) -> String {
+        number.isFinite && number == number.rounded() && abs(number) < 1e15 ? "\(Int(number))" : "\(number)"
+    }
+
+    private static func describe(_ error: Error) -> String {
+        let nsError = error as NSError
+        if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
+        return nsError.localizedDescription
+    }
+
+    /// Levenshtein distance, for "did you mean" hints.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1,
+                                 previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
+
+/// fnmatch-style patterns for sink names: `*` matches any run of characters (also none), `?`
+/// one character, `\` makes the next character literal; everything else matches itself,
+/// case-sensitively. No character classes, and `/` is an ordinary character.
+public enum Glob {
+    /// Whether `text` matches `pattern` as a whole.
+    public static func matches(_ pattern: String, _ text: String) -> Bool {
+        let p = Array(pattern), t = Array(text)
+        var pi = 0, ti = 0
+        var starP = -1, starT = 0
+        while ti < t.count {
+            if pi < p.count {
+                switch p[pi] {
+                case "*":
+                    starP = pi
+                    starT = ti
+                    pi += 1
+                    continue
+                case "?":
+                    pi += 1
+                    ti += 1
+                    continue
+                case "\\" where pi + 1 < p.count:
+                    if p[pi + 1] == t[ti] {
+                        pi += 2
+                        ti += 1
+                        continue
+                    }
+                default:
+                    if p[pi] == t[ti] {
+                        pi += 1
+                        ti += 1
+                        continue
+                    }
+                }
+            }
+            guard starP >= 0 else { return false }
+            // Backtrack: let the last `*` swallow one more character.
+            starT += 1
+            ti = starT
+            pi = starP + 1
+        }
+        while pi < p.count, p[pi] == "*" { pi += 1 }
+        return pi == p.count
+    }
+}
