@@ -1,0 +1,171 @@
+import Foundation
+
+/// One duck at a time per user: an exclusive `flock(2)` on `lock` in the journal directory
+/// (`JournalStore.directory`). Concurrent duckprompt processes serialize on it, so a stream is
+/// never ducked by two prompts at once and restored to a ducked level.
+///
+/// The kernel drops the lock when its holder dies, `kill -9` included: a dead prompt never
+/// blocks the next one (its journal is then found by `JournalStore.orphans`). The file is
+/// never deleted (deleting a file others wait on would let two holders lock different inodes);
+/// while held it contains the holder's pid, for messages.
+///
+/// Threading: `release()` may be called from any thread, once or more; `deinit` releases.
+/// The lock belongs to the open file, not the thread: two `RuntimeLock`s of one process exclude
+/// each other too.
+public final class RuntimeLock: @unchecked Sendable {
+    /// The lock file, e.g. `/run/user/1000/duckprompt/lock`.
+    public let path: String
+    private let mutex = NSLock()
+    /// The open lock file; -1 once released.
+    private var fd: Int32
+
+    private init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { release() }
+
+    /// The name of the lock file in the journal directory.
+    public static let fileName = "lock"
+
+    /// Takes the lock, waiting while another process holds it. Polls every 10 ms so that it
+    /// notices cancellation and the timeout; blocks the calling thread meanwhile (see the
+    /// `async` variant for tasks).
+    ///
+    /// - Parameters:
+    ///   - store: the journal directory that holds the lock file.
+    ///   - timeout: the longest wait; nil waits for as long as it takes; zero tries once.
+    ///   - cancelled: polled before every attempt; true stops the wait.
+    /// - Returns: the held lock; `release()` it (or drop it) when the duck is undone.
+    /// - Throws: `DuckPromptError(.unavailable)` on timeout ("another duckprompt prompt is still
+    ///   playing …", with the holder's pid when known); `CancellationError` when cancelled;
+    ///   `DuckPromptError(.internal)` naming the file when it cannot be opened or locked.
+    /// `openat(2)` with `O_CREAT|O_NOFOLLOW|O_RDWR|O_CLOEXEC` (0600), `flock(2)`
+    /// `LOCK_EX|LOCK_NB`.
+    public static func acquire(in store: JournalStore, timeout: Duration?,
+                               cancelled: () -> Bool = { false }) throws -> RuntimeLock {
+        let lock = try open(in: store)
+        let clock = ContinuousClock()
+        let start = clock.now
+        while true {
+            if cancelled() { throw CancellationError() }
+            if try lock.tryLock() { return lock }
+            let waited = start.duration(to: clock.now)
+            if let timeout, waited >= timeout { throw lock.busy(waited: waited) }
+            var pause = Duration.milliseconds(10)
+            if let timeout { pause = min(pause, timeout - waited) }
+            Thread.sleep(forTimeInterval: seconds(pause))
+        }
+    }
+
+    /// Takes the lock from a task, waiting while another process holds it; as
+    /// `acquire(in:timeout:cancelled:)`, but sleeps with `Task.sleep` and stops when the task
+    /// is cancelled.
+    /// - Throws: as the blocking variant; `CancellationError` when the task is cancelled.
+    public static func acquire(in store: JournalStore, timeout: Duration?) async throws -> RuntimeLock {
+        let lock = try open(in: store)
+        let clock = ContinuousClock()
+        let start = clock.now
+        while true {
+            try Task.checkCancellation()
+            if try lock.tryLock() { return lock }
+            let waited = start.duration(to: clock.now)
+            if let timeout, waited >= timeout { throw lock.busy(waited: waited) }
+            var pause = Duration.milliseconds(10)
+            if let timeout { pause = min(pause, timeout - waited) }
+            try await Task.sleep(for: pause)
+        }
+    }
+
+    /// Takes the lock if no one holds it.
+    /// - Returns: the held lock, or nil when another holder has it.
+    /// - Throws: `DuckPromptError(.internal)` naming the file when it cannot be opened or
+    ///   locked. `flock(2)` `LOCK_EX|LOCK_NB`.
+    public static func tryAcquire(in store: JournalStore) throws -> RuntimeLock? {
+        let lock = try open(in: store)
+        return try lock.tryLock() ? lock : nil
+    }
+
+    /// Whether this object still holds the lock.
+    public var isHeld: Bool {
+        mutex.lock()
+        defer { mutex.unlock() }
+        return fd >= 0
+    }
+
+    /// Releases the lock (empties the file, unlocks, closes it). Idempotent.
+    /// `flock(2)` `LOCK_UN`, `close(2)`.
+    public func release() {
+        mutex.lock()
+        defer { mutex.unlock() }
+        guard fd >= 0 else { return }
+        _ = ftruncate(fd, 0)
+        _ = flock(fd, LOCK_UN)
+        close(fd)
+        fd = -1
+    }
+
+    // MARK: - Internals
+
+    /// Opens (creating) the lock file; the returned object does not hold the lock yet.
+    private static func open(in store: JournalStore) throws -> RuntimeLock {
+        let path = store.directory + "/" + fileName
+        let fd = openat(store.directoryFD, fileName, O_CREAT | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let err = errno
+            if err == ELOOP {
+                throw DuckPromptError(.internal, "refusing the lock file \(path): it is a symbolic link")
+            }
+            throw JournalStore.failure("cannot open the lock file \(path)", err)
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw DuckPromptError(.internal, "refusing the lock file \(path): it is not a regular file")
+        }
+        return RuntimeLock(fd: fd, path: path)
+    }
+
+    /// One `flock(LOCK_EX|LOCK_NB)`; on success, writes our pid into the file.
+    private func tryLock() throws -> Bool {
+        mutex.lock()
+        defer { mutex.unlock() }
+        precondition(fd >= 0, "RuntimeLock used after release")
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            switch errno {
+            case EINTR: continue
+            case EWOULDBLOCK: return false
+            case let err: throw JournalStore.failure("cannot lock \(path)", err)
+            }
+        }
+        let text = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return true
+    }
+
+    /// The holder's pid as written in the file, if it names a live process.
+    private func holder() -> Int32? {
+        mutex.lock()
+        defer { mutex.unlock() }
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0, let text = String(bytes: buffer[0..<n], encoding: .utf8),
+              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0,
+              JournalStore.processExists(pid) else { return nil }
+        return pid
+    }
+
+    private func busy(waited: Duration) -> DuckPromptError {
+        let who = holder().map { " (pid \($0) holds \(path))" } ?? " (\(path) is locked)"
+        let secs = Self.seconds(waited)
+        let after = secs < 0.05 ? "" : String(format: "; gave up after %.1f s", secs)
+        return DuckPromptError(.unavailable, "another duckprompt prompt is still playing\(who)\(after)")
+    }
+
+    private static func seconds(_ d: Duration) -> Double {
+        let (s, atto) = d.components
+        return Double(s) + Double(atto) * 1e-18
+    }
+}

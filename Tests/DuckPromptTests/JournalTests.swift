@@ -1,0 +1,561 @@
+import Foundation
+import Testing
+@testable import DuckPrompt
+
+// The crash-safety file layer: the duck journal (JSON, which streams are still at our level),
+// its directory (atomic writes, modes, symbolic links, dead owners) and the runtime lock.
+// Each test works in a runtime directory of its own under /tmp; none touches the real one.
+
+/// A private `XDG_RUNTIME_DIR` (mode 0700), removed when the value goes away.
+private final class TempRuntime {
+    let path: String
+
+    init() throws {
+        var template = Array("/tmp/duckprompt-test.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        path = String(cString: made)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    var journalDir: String { path + "/duckprompt" }
+}
+
+private func mode(_ path: String) throws -> mode_t {
+    var st = stat()
+    guard lstat(path, &st) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    return st.st_mode
+}
+
+private func makeFile(_ path: String, _ contents: Data) throws {
+    guard FileManager.default.createFile(atPath: path, contents: contents) else { throw POSIXError(.EIO) }
+}
+
+private func names(_ dir: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+}
+
+private func sampleJournal(pid: Int32, start: UInt64 = 4242, depth: Double = -20) -> DuckJournal {
+    DuckJournal(pid: pid, processStart: start, server: "unix:/run/user/0/pulse/native",
+                runtimeDir: "/run/user/0", serverName: "PulseAudio (on PipeWire 0.3.65)", depth: depth,
+                streams: [.init(index: 12, original: ChannelVolumes([65536, 52000]),
+                                key: RestoreKey(mediaRole: "music", applicationName: "mpv")),
+                          .init(index: 40, original: ChannelVolumes([30000]),
+                                key: RestoreKey(applicationName: "game", streamRestoreID: "sink-input-by-application-name:game"))],
+                ended: [.init(key: RestoreKey(mediaRole: "video"), original: ChannelVolumes([65536, 65536]))],
+                updated: Date(timeIntervalSince1970: 1_750_000_000.25))
+}
+
+/// Runs `/bin/true` and returns its pid once it has exited and been reaped: a dead pid.
+private func deadPid() throws -> Int32 {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/bin/true")
+    try p.run()
+    p.waitUntilExit()
+    return p.processIdentifier
+}
+
+/// A child that takes `flock` on `file` (through an inherited descriptor, so the lock is the
+/// child's own) and then sleeps; returns once the lock is held.
+private func lockingChild(_ file: String, seconds: Int) throws -> Process {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/bin/sh")
+    p.arguments = ["-c", "exec 9>>\"$1\" && /usr/bin/flock 9 && echo held && exec sleep \(seconds)", "sh", file]
+    let out = Pipe()
+    p.standardOutput = out
+    try p.run()
+    let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+    guard line.hasPrefix("held") else {
+        kill(p.processIdentifier, SIGKILL)
+        throw DuckPromptError(.internal, "the flock child did not take the lock: '\(line)'")
+    }
+    return p
+}
+
+private func seconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+}
+
+// MARK: - Journal (pure)
+
+@Suite("DuckJournal")
+struct DuckJournalTests {
+    @Test("round-trips through JSON, -infinity depth included", arguments: [-20, -.infinity, -0.5] as [Double])
+    func roundTrip(depth: Double) throws {
+        let journal = sampleJournal(pid: 1234, depth: depth)
+        let data = try journal.encoded()
+        let back = try DuckJournal.decoded(from: data)
+        #expect(back == journal)
+        #expect(back.depth == depth)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        if depth == -.infinity {
+            #expect(object["depth"] as? String == "-inf")
+        } else {
+            #expect((object["depth"] as? NSNumber)?.doubleValue == depth)
+        }
+        #expect(String(decoding: data, as: UTF8.self).contains("\"server\" : \"unix:/run/user/0/pulse/native\""))
+    }
+
+    @Test("a plain JSONEncoder/JSONDecoder works too, with the current date")
+    func plainCoders() throws {
+        var journal = sampleJournal(pid: 7, depth: -.infinity)
+        journal.updated = Date()
+        let back = try JSONDecoder().decode(DuckJournal.self, from: JSONEncoder().encode(journal))
+        #expect(back.depth == -.infinity)
+        #expect(abs(back.updated.timeIntervalSince(journal.updated)) < 1e-5)
+        #expect(back.streams == journal.streams && back.ended == journal.ended)
+    }
+
+    @Test("rejects other versions and garbled JSON")
+    func rejects() throws {
+        var newer = sampleJournal(pid: 1)
+        newer.version = 2
+        #expect(throws: DuckPromptError(.unsupportedData, "journal version 2, this duckprompt reads version 1")) {
+            try DuckJournal.decoded(from: newer.encoded())
+        }
+        for bad in ["", "{", "[]", "{\"version\":1}", "{\"version\":1,\"pid\":1,\"processStart\":1,\"depth\":\"-20dB\",\"streams\":[],\"updated\":0}"] {
+            #expect(throws: DuckPromptError.self) { try DuckJournal.decoded(from: Data(bad.utf8)) }
+        }
+    }
+
+    @Test("record copies a plan's entries, ended streams and depth")
+    func recordPlan() {
+        let music = SinkInput(index: 3, sinkIndex: 0, volume: ChannelVolumes([65536, 65536]),
+                              properties: ["media.role": "music", "application.name": "mpv"])
+        let game = SinkInput(index: 5, sinkIndex: 0, volume: ChannelVolumes([40000]),
+                             properties: ["application.name": "game"])
+        var plan = DuckPlan(inputs: [music, game], depth: -20)
+        _ = plan.apply(gain: -10)
+        _ = plan.ended(index: 5)
+        var journal = DuckJournal(pid: 1, processStart: 1, depth: 0)
+        journal.record(plan, at: Date(timeIntervalSince1970: 5))
+        #expect(journal.depth == -20)
+        #expect(journal.streams == [.init(index: 3, original: ChannelVolumes([65536, 65536]), key: RestoreKey(music))])
+        #expect(journal.ended == [.init(key: RestoreKey(game), original: ChannelVolumes([40000]))])
+        #expect(journal.updated == Date(timeIntervalSince1970: 5))
+    }
+
+    @Test("process start time: field 22 of /proc/PID/stat")
+    func processStart() throws {
+        let line = "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 10000 200"
+        #expect(DuckJournal.parseProcessStart(stat: line) == 987654)
+        #expect(DuckJournal.parseProcessStart(stat: "1 (x) S 1 2") == nil)
+        #expect(DuckJournal.parseProcessState(stat: line) == "S")
+        #expect(DuckJournal.parseProcessState(stat: "7 (z) Z 1") == "Z")
+        let own = try #require(DuckJournal.processStart(of: getpid()))
+        #expect(own > 0)
+        #expect(DuckJournal.processStart(of: try deadPid()) == nil)
+        #expect(DuckJournal(pid: getpid(), processStart: own, depth: -20).ownerIsAlive)
+        #expect(!DuckJournal(pid: getpid(), processStart: own + 1, depth: -20).ownerIsAlive)
+    }
+
+    @Test("an owner that is a zombie is dead (its lock is already free)")
+    func zombieOwner() throws {
+        // `sleep 0` exits, and its parent (the shell, now `sleep 2`) never reaps it.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", "sleep 0 & echo $!; exec sleep 2"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        let zombie = try #require(Int32(line.trimmingCharacters(in: .whitespacesAndNewlines)))
+        var start: UInt64?
+        for _ in 0..<200 {
+            let stat = try String(contentsOfFile: "/proc/\(zombie)/stat", encoding: .utf8)
+            if DuckJournal.parseProcessState(stat: stat) == "Z" { start = DuckJournal.parseProcessStart(stat: stat); break }
+            usleep(5000)
+        }
+        let owner = DuckJournal(pid: zombie, processStart: try #require(start), depth: -20)
+        #expect(!owner.ownerIsAlive)
+    }
+
+    // MARK: isDuckedByUs
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var current: [UInt32]
+        var original: [UInt32]
+        var depth: Double
+        var ducked: Bool
+        var testDescription: String { name }
+    }
+
+    static func at(_ original: [UInt32], _ dB: Double) -> [UInt32] {
+        VolumeMath.scale(ChannelVolumes(original), by: dB).values
+    }
+
+    static let n: UInt32 = 65536
+    static let cases: [Case] = [
+        Case(name: "stereo at the depth", current: at([n, n], -20), original: [n, n], depth: -20, ducked: true),
+        Case(name: "mid-attack", current: at([n, n], -7.3), original: [n, n], depth: -20, ducked: true),
+        Case(name: "first ramp step", current: at([n, n], -1), original: [n, n], depth: -20, ducked: true),
+        Case(name: "just inside depth - 0.5", current: at([n, n], -20.4), original: [n, n], depth: -20, ducked: true),
+        Case(name: "below depth - 0.5 (user lowered it)", current: at([n, n], -21), original: [n, n], depth: -20, ducked: false),
+        Case(name: "user halved the ducked level", current: at([n, n], -26), original: [n, n], depth: -20, ducked: false),
+        Case(name: "equal to the original", current: [n, 52000], original: [n, 52000], depth: -20, ducked: false),
+        Case(name: "raised", current: at([n, n], 3), original: [n, n], depth: -20, ducked: false),
+        Case(name: "gain of -0.02 dB is not ours", current: at([n, n], -0.02), original: [n, n], depth: -20, ducked: false),
+        Case(name: "channels disagree (-20 / -10)", current: [at([n], -20)[0], at([n], -10)[0]], original: [n, n], depth: -20, ducked: false),
+        Case(name: "channels 0.3 dB apart", current: [at([n], -20)[0], at([n], -20.3)[0]], original: [n, n], depth: -20, ducked: false),
+        Case(name: "one channel off by one step", current: [at([n], -20)[0] + 1, at([n], -20)[0]], original: [n, n], depth: -20, ducked: true),
+        Case(name: "unequal originals, one gain", current: at([n, 30000], -20), original: [n, 30000], depth: -20, ducked: true),
+        Case(name: "unequal originals, balance changed", current: at([30000, n], -20), original: [n, 30000], depth: -20, ducked: false),
+        Case(name: "small originals round", current: at([300, 200], -20).map { $0 + 1 }, original: [300, 200], depth: -20, ducked: true),
+        Case(name: "5.1 at -12", current: at([n, n, 50000, 40000, n, n], -12), original: [n, n, 50000, 40000, n, n], depth: -12, ducked: true),
+        Case(name: "mute: all channels 0", current: [0, 0], original: [n, 40000], depth: -.infinity, ducked: true),
+        Case(name: "mute: mid-attack", current: at([n, 40000], -30), original: [n, 40000], depth: -.infinity, ducked: true),
+        Case(name: "mute: one channel 0, one audible", current: [0, 20000], original: [n, n], depth: -.infinity, ducked: false),
+        Case(name: "mute: untouched", current: [n, n], original: [n, n], depth: -.infinity, ducked: false),
+        Case(name: "finite depth: all channels 0 is the user's mute", current: [0, 0], original: [n, n], depth: -20, ducked: false),
+        Case(name: "muted original channel stays 0", current: [at([n], -20)[0], 0], original: [n, 0], depth: -20, ducked: true),
+        Case(name: "muted original channel made audible", current: [at([n], -20)[0], 100], original: [n, 0], depth: -20, ducked: false),
+        Case(name: "all-muted original", current: [0, 0], original: [0, 0], depth: -20, ducked: false),
+        Case(name: "channel count changed", current: at([n], -20), original: [n, n], depth: -20, ducked: false),
+        Case(name: "no channels", current: [], original: [], depth: -20, ducked: false),
+        Case(name: "depth 0 ducks nothing", current: at([n, n], -20), original: [n, n], depth: 0, ducked: false),
+        Case(name: "depth NaN ducks nothing", current: at([n, n], -20), original: [n, n], depth: .nan, ducked: false),
+    ]
+
+    @Test("isDuckedByUs", arguments: cases)
+    func duckedByUs(_ c: Case) {
+        #expect(DuckJournal.isDuckedByUs(current: ChannelVolumes(c.current), original: ChannelVolumes(c.original),
+                                         depth: c.depth) == c.ducked)
+    }
+
+    @Test("restoreActions: ducked streams restored, user changes and reused indices left, gone streams repaired")
+    func restoreActions() {
+        let n = Self.n
+        let music = RestoreKey(mediaRole: "music", applicationName: "mpv")
+        let podcast = RestoreKey(applicationName: "podcast")
+        let game = RestoreKey(applicationName: "game")
+        let gone = RestoreKey(applicationName: "radio")
+        let video = RestoreKey(mediaRole: "video")
+        let journal = DuckJournal(pid: 1, processStart: 1, depth: -20, streams: [
+            .init(index: 1, original: ChannelVolumes([n, n]), key: music),       // still ducked
+            .init(index: 2, original: ChannelVolumes([n, n]), key: podcast),     // user changed it
+            .init(index: 3, original: ChannelVolumes([n]), key: game),           // index reused
+            .init(index: 4, original: ChannelVolumes([50000]), key: gone),       // ended after the crash
+        ], ended: [
+            .init(key: video, original: ChannelVolumes([n, n])),
+            .init(key: RestoreKey(mediaRole: "music", applicationName: "other"), original: ChannelVolumes([n, n])),
+        ])
+        func input(_ index: UInt32, _ key: RestoreKey, _ volume: [UInt32]) -> SinkInput {
+            var p: [String: String] = [:]
+            p["media.role"] = key.mediaRole
+            p["application.name"] = key.applicationName
+            return SinkInput(index: index, sinkIndex: 0, volume: ChannelVolumes(volume), properties: p)
+        }
+        let live = [input(1, music, Self.at([n, n], -20)), input(2, podcast, [n / 3, n / 2]),
+                    input(3, RestoreKey(applicationName: "new"), Self.at([n], -20))]
+        #expect(journal.restoreActions(live: live) == [
+            .setVolume(index: 1, volume: ChannelVolumes([n, n])),
+            // The ended music stream shares its saved volume with the restored index 1: skipped.
+            .repairSaved(key: video, volume: ChannelVolumes([n, n])),
+            .repairSaved(key: game, volume: ChannelVolumes([n])),
+            .repairSaved(key: gone, volume: ChannelVolumes([50000])),
+        ])
+    }
+}
+
+// MARK: - Journal directory
+
+@Suite("JournalStore")
+struct JournalStoreTests {
+    @Test("creates $XDG_RUNTIME_DIR/duckprompt mode 0700; /tmp/duckprompt-<uid> without one")
+    func createsDirectory() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path + "/")
+        #expect(store.directory == rt.journalDir)
+        let m = try mode(rt.journalDir)
+        #expect(m & S_IFMT == S_IFDIR)
+        #expect(m & 0o7777 == 0o700)
+        #expect(JournalStore.directoryPath(runtimeDir: nil) == "/tmp/duckprompt-\(geteuid())")
+        #expect(JournalStore.directoryPath(runtimeDir: "") == "/tmp/duckprompt-\(geteuid())")
+        #expect(JournalStore.directoryPath(runtimeDir: "relative/dir") == "/tmp/duckprompt-\(geteuid())")
+        // Opening it again accepts the existing directory.
+        _ = try JournalStore(runtimeDir: rt.path)
+    }
+
+    @Test("write is atomic: mode 0600, no temporary file left, read back equal")
+    func atomicWrite() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path, pid: 1234)
+        var journal = sampleJournal(pid: 1234)
+        try store.write(journal)
+        journal.streams.removeLast()
+        try store.write(journal)
+        #expect(try names(rt.journalDir) == ["journal-1234.json"])
+        #expect(try mode(store.path) & 0o7777 == 0o600)
+        #expect(try mode(store.path) & S_IFMT == S_IFREG)
+        #expect(try store.read() == journal)
+        let onDisk = try DuckJournal.decoded(from: Data(contentsOf: URL(fileURLWithPath: store.path)))
+        #expect(onDisk == journal)
+        try store.remove()
+        #expect(try names(rt.journalDir) == [])
+        #expect(try store.read() == nil)
+        try store.remove()    // nothing there: not an error
+    }
+
+    @Test("a symbolic link as the directory is refused, naming it")
+    func symlinkDirectory() throws {
+        let rt = try TempRuntime()
+        let elsewhere = rt.path + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createSymbolicLink(atPath: rt.journalDir, withDestinationPath: elsewhere)
+        #expect(throws: DuckPromptError(.internal, "refusing the journal directory \(rt.journalDir): it is a symbolic link")) {
+            try JournalStore(runtimeDir: rt.path)
+        }
+        #expect(try names(elsewhere) == [])
+    }
+
+    @Test("a file as the directory is refused")
+    func fileAsDirectory() throws {
+        let rt = try TempRuntime()
+        try makeFile(rt.journalDir, Data())
+        #expect(throws: DuckPromptError(.internal, "refusing the journal directory \(rt.journalDir): it is not a directory")) {
+            try JournalStore(runtimeDir: rt.path)
+        }
+    }
+
+    @Test("a group- or other-writable directory is refused", arguments: [0o770, 0o702, 0o777] as [mode_t])
+    func writableDirectory(mode m: mode_t) throws {
+        let rt = try TempRuntime()
+        #expect(mkdir(rt.journalDir, 0o700) == 0 && chmod(rt.journalDir, m) == 0)
+        let error = #expect(throws: DuckPromptError.self) { try JournalStore(runtimeDir: rt.path) }
+        #expect(error?.code == .internal)
+        #expect(error?.message.contains("\(rt.journalDir): group or others may write to it") == true)
+    }
+
+    @Test("a directory of another uid is refused", .enabled(if: geteuid() == 0, "chown needs root"))
+    func otherOwner() throws {
+        let rt = try TempRuntime()
+        #expect(mkdir(rt.journalDir, 0o700) == 0 && chown(rt.journalDir, 65534, 65534) == 0)
+        #expect(throws: DuckPromptError(.internal, "refusing the journal directory \(rt.journalDir): it belongs to uid 65534, not \(geteuid())")) {
+            try JournalStore(runtimeDir: rt.path)
+        }
+    }
+
+    @Test("a symbolic link at the journal's name is replaced, not followed")
+    func symlinkAtJournalName() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path, pid: 1234)
+        let victim = rt.path + "/victim"
+        try makeFile(victim, Data("keep".utf8))
+        try FileManager.default.createSymbolicLink(atPath: store.path, withDestinationPath: victim)
+        try store.write(sampleJournal(pid: 1234))
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep")
+        #expect(try mode(store.path) & S_IFMT == S_IFREG)
+        #expect(try store.read() == sampleJournal(pid: 1234))
+    }
+
+    @Test("orphans: a dead owner's journal is found, a live owner's and our own are not")
+    func orphans() throws {
+        let rt = try TempRuntime()
+        let dead = try deadPid()
+        try JournalStore(runtimeDir: rt.path, pid: dead).write(sampleJournal(pid: dead, start: 99))
+
+        // A live owner: a sleeping child, with its real start time.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        child.arguments = ["5"]
+        try child.run()
+        defer { kill(child.processIdentifier, SIGKILL); child.waitUntilExit() }
+        let live = child.processIdentifier
+        let liveStart = try #require(DuckJournal.processStart(of: live))
+        try JournalStore(runtimeDir: rt.path, pid: live).write(sampleJournal(pid: live, start: liveStart))
+
+        // A reused pid: our parent lives, but started at another time than the journal says.
+        let parent = getppid()
+        let parentStart = try #require(DuckJournal.processStart(of: parent))
+        try JournalStore(runtimeDir: rt.path, pid: parent).write(sampleJournal(pid: parent, start: parentStart + 1))
+
+        // Our own journal is skipped, whatever its start time.
+        let store = try JournalStore(runtimeDir: rt.path)
+        try store.write(sampleJournal(pid: getpid(), start: 1))
+
+        var problems: [JournalProblem] = []
+        let found = try store.orphans { problems.append($0) }
+        #expect(Set(found.map(\.path)) == [rt.journalDir + "/journal-\(dead).json",
+                                          rt.journalDir + "/journal-\(parent).json"])
+        #expect(found.first { $0.journal.pid == dead }?.journal == sampleJournal(pid: dead, start: 99))
+        #expect(problems == [])
+
+        // Once restored, the caller removes them.
+        for orphan in found { try store.remove(path: orphan.path) }
+        #expect(try store.orphans().isEmpty)
+        #expect(try names(rt.journalDir) == ["journal-\(getpid()).json", "journal-\(live).json"])
+        #expect(throws: DuckPromptError.self) { try store.remove(path: "/tmp/journal-1.json") }
+    }
+
+    @Test("orphans: garbled journals of dead pids are removed and reported; others are kept")
+    func garbled() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        let dir = rt.journalDir
+        let dead = try deadPid()
+        let dead2 = try deadPid()
+        try makeFile("\(dir)/journal-\(dead).json", Data("{\"version\": 1, \"pi".utf8))
+        // A garbled file whose pid lives (the name's pid is our parent): kept.
+        try makeFile("\(dir)/journal-\(getppid()).json", Data("garbage".utf8))
+        // A newer format of a dead owner: kept for the duckprompt that wrote it.
+        var newer = sampleJournal(pid: dead2)
+        newer.version = 2
+        try makeFile("\(dir)/journal-\(dead2).json", try newer.encoded())
+        // A temporary file of a dead writer: removed silently. Other names are ignored.
+        try makeFile("\(dir)/.journal-\(dead).json.1f2e.tmp", Data("{".utf8))
+        try makeFile("\(dir)/notes.txt", Data())
+
+        var problems: [JournalProblem] = []
+        #expect(try store.orphans { problems.append($0) }.isEmpty)
+        #expect(problems.count == 3)
+        let byPath = Dictionary(problems.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(byPath["\(dir)/journal-\(dead).json"]?.removed == true)
+        #expect(byPath["\(dir)/journal-\(getppid()).json"]?.removed == false)
+        #expect(byPath["\(dir)/journal-\(dead2).json"]?.removed == false)
+        #expect(byPath["\(dir)/journal-\(dead2).json"]?.reason == "journal version 2, this duckprompt reads version 1")
+        #expect(try names(dir) == ["journal-\(dead2).json", "journal-\(getppid()).json", "notes.txt"].sorted())
+    }
+
+    @Test("orphans: a symbolic link at a journal name is not followed")
+    func symlinkOrphan() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        let dead = try deadPid()
+        let outside = rt.path + "/outside.json"
+        try sampleJournal(pid: dead).encoded().write(to: URL(fileURLWithPath: outside))
+        let link = "\(rt.journalDir)/journal-\(dead).json"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: outside)
+        var problems: [JournalProblem] = []
+        #expect(try store.orphans { problems.append($0) }.isEmpty)
+        #expect(problems == [JournalProblem(path: link, reason: "is a symbolic link; not followed", removed: false)])
+        #expect(FileManager.default.fileExists(atPath: outside))
+    }
+}
+
+// MARK: - Runtime lock
+
+@Suite("RuntimeLock")
+struct RuntimeLockTests {
+    @Test("tryAcquire: one holder at a time; release and deinit free it; file 0600 with the pid")
+    func tryAcquire() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        let first = try #require(try RuntimeLock.tryAcquire(in: store))
+        #expect(first.isHeld)
+        #expect(first.path == rt.journalDir + "/lock")
+        #expect(try mode(first.path) & 0o7777 == 0o600)
+        #expect(try String(contentsOfFile: first.path, encoding: .utf8) == "\(getpid())\n")
+        #expect(try RuntimeLock.tryAcquire(in: store) == nil)
+        first.release()
+        first.release()
+        #expect(!first.isHeld)
+        do {
+            let second = try #require(try RuntimeLock.tryAcquire(in: store))
+            #expect(second.isHeld)
+        }
+        // `second` went away: its deinit released the lock.
+        #expect(try RuntimeLock.tryAcquire(in: store) != nil)
+    }
+
+    @Test("acquire waits while another process holds the lock")
+    func waitsForOtherProcess() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        try #require(try RuntimeLock.tryAcquire(in: store)).release()
+        let child = try lockingChild(rt.journalDir + "/lock", seconds: 1)
+        defer { child.waitUntilExit() }
+        #expect(try RuntimeLock.tryAcquire(in: store) == nil)
+        let clock = ContinuousClock()
+        var lock: RuntimeLock?
+        let waited = try clock.measure {
+            lock = try RuntimeLock.acquire(in: store, timeout: .seconds(10)) { false }
+        }
+        #expect(lock?.isHeld == true)
+        #expect(seconds(waited) > 0.7 && seconds(waited) < 3, "waited \(waited)")
+    }
+
+    @Test("a holder killed with SIGKILL frees the lock")
+    func killedHolder() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        try #require(try RuntimeLock.tryAcquire(in: store)).release()
+        let child = try lockingChild(rt.journalDir + "/lock", seconds: 30)
+        #expect(try RuntimeLock.tryAcquire(in: store) == nil)
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        let clock = ContinuousClock()
+        var lock: RuntimeLock?
+        let waited = try clock.measure { lock = try RuntimeLock.acquire(in: store, timeout: .seconds(5)) }
+        #expect(lock?.isHeld == true)
+        #expect(seconds(waited) < 1, "waited \(waited)")
+    }
+
+    @Test("acquire gives up after the timeout with .unavailable naming the holder")
+    func timeout() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        let holder = try #require(try RuntimeLock.tryAcquire(in: store))
+        defer { holder.release() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = #expect(throws: DuckPromptError.self) {
+            try RuntimeLock.acquire(in: store, timeout: .milliseconds(200))
+        }
+        let waited = seconds(start.duration(to: clock.now))
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.hasPrefix("another duckprompt prompt is still playing (pid \(getpid()) holds \(rt.journalDir)/lock)") == true,
+                "\(error?.message ?? "")")
+        #expect(waited >= 0.19 && waited < 1.5, "waited \(waited) s")
+        // Zero tries once.
+        #expect(throws: DuckPromptError.self) { try RuntimeLock.acquire(in: store, timeout: .zero) }
+    }
+
+    @Test("acquire stops with CancellationError when cancelled")
+    func cancelled() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        let holder = try #require(try RuntimeLock.tryAcquire(in: store))
+        defer { holder.release() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        var polls = 0
+        #expect(throws: CancellationError.self) {
+            try RuntimeLock.acquire(in: store, timeout: nil) {
+                polls += 1
+                return start.duration(to: clock.now) > .milliseconds(100)
+            }
+        }
+        let waited = seconds(start.duration(to: clock.now))
+        #expect(waited >= 0.1 && waited < 1, "waited \(waited) s")
+        #expect(polls >= 3)
+    }
+
+    @Test("the async acquire stops when its task is cancelled, and succeeds once free")
+    func asyncAcquire() async throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        let holder = try #require(try RuntimeLock.tryAcquire(in: store))
+        let task = Task { try await RuntimeLock.acquire(in: store, timeout: nil) }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await task.value }
+        holder.release()
+        let lock = try await RuntimeLock.acquire(in: store, timeout: .seconds(1))
+        #expect(lock.isHeld)
+    }
+
+    @Test("a symbolic link at the lock's name is refused")
+    func symlinkLock() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        let target = rt.path + "/target"
+        try FileManager.default.createSymbolicLink(atPath: rt.journalDir + "/lock", withDestinationPath: target)
+        #expect(throws: DuckPromptError(.internal, "refusing the lock file \(rt.journalDir)/lock: it is a symbolic link")) {
+            try RuntimeLock.tryAcquire(in: store)
+        }
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+}
