@@ -40,6 +40,8 @@ public struct PlayOptions: Sendable {
     /// Extra stream properties (`--property K=V`); `media.role` defaults to `navigation` and
     /// `media.name` to the file name.
     public var properties: [String: String]
+    /// The user's routing settings (`DuckPromptConfig.load()`); default: none.
+    public var config: DuckPromptConfig = DuckPromptConfig()
 
     public init(device: DeviceRequest? = nil, duck: Decibels = Decibels(-20), duckMode: DuckMode = .duck,
                 attackMs: Int = 200, releaseMs: Int = 500, exemptRoles: Set<String> = ["phone"],
@@ -64,6 +66,8 @@ public struct PlayReport: Sendable {
     public var duckedStreams: [UInt32]
     /// Frames handed to the server.
     public var framesPlayed: Int64
+    /// What was undone first for prompts that died mid-duck (one line each; usually empty).
+    public var recoveryNotes: [String] = []
 }
 
 /// A server's sinks, each classified, and where a prompt would go now.
@@ -78,6 +82,8 @@ public struct DeviceListing: Sendable {
     /// `pa_server_info.server_name` and `server_version`, e.g. `PulseAudio (on PipeWire 0.3.65)`.
     public var serverName: String
     public var serverVersion: String
+    /// What was undone first for prompts that died mid-duck (one line each; usually empty).
+    public var recoveryNotes: [String] = []
 
     /// Classifies and routes a snapshot (from a server or a dump), exactly as `play` would.
     /// `config` supplies the user's `prefer`, `ranking` and `never` (default: none).
@@ -121,6 +127,42 @@ public enum DuckPrompt {
         return DeviceRequest(parsing: name)
     }
 
+    /// Routes with the request, else `PULSE_SINK`, else the rules; an error about a sink named
+    /// by `PULSE_SINK` says so.
+    static func route(_ snapshot: Snapshot, request: DeviceRequest?, config: DuckPromptConfig) throws -> RouteDecision {
+        if request == nil, let fromEnvironment = defaultRequest() {
+            do {
+                return try Router.route(snapshot, request: fromEnvironment, config: config)
+            } catch let error as DuckPromptError {
+                throw DuckPromptError(error.code, error.message + " (from $PULSE_SINK)")
+            }
+        }
+        return try Router.route(snapshot, request: request, config: config)
+    }
+
+    /// Undoes what prompts that died mid-duck left behind (their journals under
+    /// `$XDG_RUNTIME_DIR/duckprompt/`): streams still at a level their duck wrote go back to
+    /// their own volume, saved volumes they left ducked are repaired, and the journals are
+    /// removed. Waits while a prompt is playing (it holds the duck lock).
+    ///
+    /// - Returns: one line per journal handled; empty when there was nothing to do.
+    /// - Throws: `.internal` when the journal directory is unsafe (a symlink, another owner).
+    public static func restore(server: ServerOptions = ServerOptions()) async throws -> [String] {
+        try await runBlocking(InterruptControl()) { control in
+            let store = try JournalStore()
+            let lock = try RuntimeLock.acquire(in: store, timeout: nil, cancelled: { control.isCancelled })
+            defer { lock.release() }
+            return Recovery.recoverOrphans(store: store, server: server)
+        }
+    }
+
+    /// Recovery as every command does it in passing: only when no prompt holds the lock.
+    static func recoverInPassing(server: ServerOptions) -> [String] {
+        guard let store = try? JournalStore(), let lock = try? RuntimeLock.tryAcquire(in: store) else { return [] }
+        defer { lock.release() }
+        return Recovery.recoverOrphans(store: store, server: server)
+    }
+
     /// Lists and classifies the server's sinks and routes a prompt, without playing anything.
     ///
     /// - Throws: `DuckPromptError(.unavailable)` (69) when no server answers in time.
@@ -132,9 +174,12 @@ public enum DuckPrompt {
             let connection = try PulseConnection(server: server.server, clientName: server.clientName,
                                                  timeout: server.timeout)
             control.attach(connection)
+            let notes = recoverInPassing(server: server)
             let (snapshot, info) = try connection.snapshot()
-            return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(), config: config,
-                                 serverName: info.serverName, serverVersion: info.serverVersion)
+            var listing = DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(), config: config,
+                                        serverName: info.serverName, serverVersion: info.serverVersion)
+            listing.recoveryNotes = notes
+            return listing
         }
     }
 
@@ -245,11 +290,18 @@ public enum DuckPrompt {
 
     private static func playBlocking(_ source: AudioSource, options: PlayOptions, server: ServerOptions,
                                      control: InterruptControl) throws -> PlayReport {
+        // One duck at a time per user: wait for the prompt before this one; then undo what a
+        // prompt that died left ducked.
+        let store = try JournalStore()
+        let lock = try RuntimeLock.acquire(in: store, timeout: nil, cancelled: { control.isCancelled })
+        defer { lock.release() }
+        let notes = Recovery.recoverOrphans(store: store, server: server)
+
         let connection = try PulseConnection(server: server.server, clientName: server.clientName,
                                              timeout: server.timeout)
         control.attach(connection)
-        let (snapshot, _) = try connection.snapshot()
-        let route = try Router.route(snapshot, request: options.device ?? defaultRequest())
+        let (snapshot, info) = try connection.snapshot()
+        let route = try route(snapshot, request: options.device, config: options.config)
         let depth: Double = switch options.duckMode {
         case .none: 0
         case .mute: -.infinity
@@ -258,6 +310,11 @@ public enum DuckPrompt {
         let session = try DuckSession(connection: connection,
                                       plan: DuckPlan(inputs: snapshot.sinkInputs, depth: depth,
                                                      exemptRoles: options.exemptRoles))
+        if depth < 0 {
+            // Journaled before the first volume write.
+            session.journal = try JournalKeeper(store: store, plan: session.plan, server: server.server,
+                                                serverName: info.serverName)
+        }
         var properties = options.properties
         properties[PulseConnection.mediaRoleKey] = properties[PulseConnection.mediaRoleKey] ?? "navigation"
         properties[PulseConnection.mediaNameKey] = properties[PulseConnection.mediaNameKey]
@@ -292,7 +349,7 @@ public enum DuckPrompt {
         session.finish()
         guard finished else { throw CancellationError() }
         return PlayReport(route: route, duckedStreams: session.touched.sorted(),
-                          framesPlayed: stream.framesWritten)
+                          framesPlayed: stream.framesWritten, recoveryNotes: notes)
     }
 }
 
@@ -309,6 +366,9 @@ final class InterruptControl: @unchecked Sendable {
         }
         if cancelNow { connection.interrupt() }
     }
+
+    /// Whether the caller cancelled (checked while waiting for the duck lock).
+    var isCancelled: Bool { lock.withLock { cancelled } }
 
     func cancel() {
         let connection = lock.withLock { () -> PulseConnection? in

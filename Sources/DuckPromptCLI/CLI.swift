@@ -26,6 +26,7 @@ public enum DuckPromptCLI {
                 print("duckprompt \(version) (libpulse \(v.libpulse), libsndfile \(sndfile))")
                 return 0
             case "play": return try await PlayCommand.run(args)
+            case "restore": return try await RestoreCommand.run(args)
             case "devices": return try await DevicesCommand.run(args, routeOnly: false)
             case "route": return try await DevicesCommand.run(args, routeOnly: true)
             default:
@@ -85,6 +86,11 @@ enum PlayCommand {
         }
         let server = try CommonOptions.server(r)
         var options = PlayOptions()
+        options.config = try DuckPromptConfig.load()
+        // The config file's duck settings are defaults; options given here win.
+        if let duck = options.config.duck { options.duck = duck }
+        if let attack = options.config.attackMs { options.attackMs = attack }
+        if let release = options.config.releaseMs { options.releaseMs = release }
         if let d = r.last("device") { options.device = DeviceRequest(parsing: d) }
         if let d = r.last("duck") {
             options.duck = try OptionValue.decibels(d, option: "duck")
@@ -125,6 +131,7 @@ enum PlayCommand {
         signals.onSignal { task.cancel() }
         do {
             let report = try await task.value
+            for note in report.recoveryNotes { DuckPromptCLI.printError(note) }
             if r.has("verbose") {
                 let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
                 FileHandle.standardError.write(Data("""
@@ -156,22 +163,24 @@ enum DevicesCommand {
         }
         let json = r.has("json")
         let request = r.last("device").map(DeviceRequest.init(parsing:))
+        let config = try DuckPromptConfig.load()
         if r.has("watch") {
             guard !routeOnly else { throw UsageError("--watch is an option of devices, not route") }
             guard r.last("from") == nil else { throw UsageError("--watch follows a live server; it cannot read --from a file") }
-            return try await watch(request: request, server: try CommonOptions.server(r), json: json)
+            return try await watch(request: request, config: config, server: try CommonOptions.server(r), json: json)
         }
         let listing: DeviceListing
         if let path = r.last("from") {
-            listing = try DuckPrompt.devices(fromDump: path, request: request)
+            listing = try DuckPrompt.devices(fromDump: path, request: request, config: config)
         } else {
-            listing = try await DuckPrompt.devices(request: request, server: try CommonOptions.server(r))
+            listing = try await DuckPrompt.devices(request: request, config: config, server: try CommonOptions.server(r))
+            for note in listing.recoveryNotes { DuckPromptCLI.printError(note) }
         }
         if json {
             print(Output.devicesJSON(listing))
         } else if routeOnly {
             guard let route = listing.route else { throw listing.routeError! }
-            print("\(route.sink.name)\t\(route.classification.kind.rawValue)\t\(route.reason)")
+            print("\(route.sink.name)\t\(route.classification.kind.rawValue)\t\(route.rule)\t\(route.reason)")
         } else {
             print(Output.devicesTable(listing))
         }
@@ -183,10 +192,10 @@ enum DevicesCommand {
     }
 
     /// Prints the table (or one JSON line), then one line per change until interrupted.
-    static func watch(request: DeviceRequest?, server: ServerOptions, json: Bool) async throws -> Int32 {
+    static func watch(request: DeviceRequest?, config: DuckPromptConfig, server: ServerOptions, json: Bool) async throws -> Int32 {
         let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
         let task = Task {
-            for try await update in DuckPrompt.watchDevices(request: request, server: server) {
+            for try await update in DuckPrompt.watchDevices(request: request, config: config, server: server) {
                 if update.changes.isEmpty {
                     Output.emit(json ? Output.devicesJSON(update.listing, compact: true, event: "devices")
                                      : Output.devicesTable(update.listing))
@@ -202,6 +211,20 @@ enum DevicesCommand {
             try await task.value
         } catch is CancellationError {}
         if let signal = signals.received { return 128 + signal }
+        return 0
+    }
+}
+
+enum RestoreCommand {
+    static let scanner = ArgumentScanner(valued: CommonOptions.valued, flags: ["help"], short: CommonOptions.short)
+
+    static func run(_ args: [String]) async throws -> Int32 {
+        let r = try scanner.scan(args, verb: "restore")
+        if r.has("help") { print(Help.restore); return 0 }
+        guard r.positionals.isEmpty else { throw UsageError("restore takes no arguments, got '\(r.positionals[0])'") }
+        let notes = try await DuckPrompt.restore(server: try CommonOptions.server(r))
+        if notes.isEmpty { print("nothing to restore: no prompt died while ducking") }
+        for note in notes { print(note) }
         return 0
     }
 }

@@ -18,6 +18,7 @@ enum Help {
       play FILE               Route, duck, play FILE whole, restore every volume.
       devices                 List the sinks, their kind, and where a prompt would go.
       route                   Say which sink a prompt would go to, and why (no sound).
+      restore                 Undo the duck of a prompt that died mid-prompt (kill -9, crash).
 
     OPTIONS:
       --version               Show duckprompt, libpulse and libsndfile versions.
@@ -25,7 +26,11 @@ enum Help {
 
     See 'duckprompt <subcommand> --help'. Exit codes: 0 ok, 64 usage, 65 unreadable or
     unsupported audio, 66 file missing or unreadable, 69 no server or no usable sink,
-    70 internal error, 128+N killed by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+    70 internal error, 78 bad config file, 128+N stopped by signal N (130 SIGINT,
+    143 SIGTERM, 129 SIGHUP).
+
+    FILES: $XDG_CONFIG_HOME/duckprompt/config.json (see Docs/config.md);
+    $XDG_RUNTIME_DIR/duckprompt/ holds the duck lock and the journal of the playing prompt.
     """
 
     static let play = """
@@ -75,6 +80,19 @@ enum Help {
                               `pacmd list-sinks`, `pactl --format=json list sinks`, `pw-dump`
                               or `wpctl inspect` output ('-' reads standard input).
       -d, --device SINK       Route as if SINK had been asked for.
+    \(common)
+    """
+
+    static let restore = """
+    OVERVIEW: Undo what prompts that died mid-duck left behind.
+
+    USAGE: duckprompt restore [options]
+
+    Every duckprompt command does this in passing; restore does it explicitly, waiting for a
+    playing prompt first. Streams still at a level the dead prompt's duck wrote go back to their
+    own volume; saved volumes it left ducked are repaired; its journal is removed.
+
+    OPTIONS:
     \(common)
     """
 

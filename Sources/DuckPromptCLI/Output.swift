@@ -38,6 +38,8 @@ enum Output {
         var portType: String?
         var available: String?
         var evidence: String
+        var forwardsTo: String?
+        var forwardsToSink: String?
         var isDefault: Bool
         var chosen: Bool
         var volume: [UInt32]
@@ -46,6 +48,7 @@ enum Output {
         enum CodingKeys: String, CodingKey {
             case index, name, description, kind, external, state, evidence, chosen, volume, properties
             case activePort = "active_port", portType = "port_type", available, isDefault = "default"
+            case forwardsTo = "forwards_to", forwardsToSink = "forwards_to_sink"
         }
     }
 
@@ -53,6 +56,7 @@ enum Output {
         var sink: String?
         var index: UInt32?
         var kind: String?
+        var rule: String?
         var reason: String
     }
 
@@ -85,6 +89,7 @@ enum Output {
                      kind: c.kind.rawValue, external: c.external, state: sink.state.rawValue,
                      activePort: sink.activePortName, portType: sink.activePort?.type.rawValue,
                      available: sink.activePort?.availability.rawValue, evidence: c.evidence,
+                     forwardsTo: c.forwardsTo?.rawValue, forwardsToSink: c.forwardsToSink,
                      isDefault: listing.snapshot.defaultSinkName == sink.name,
                      chosen: listing.route?.sink.name == sink.name,
                      volume: sink.volume.values, properties: sink.properties)
@@ -93,9 +98,10 @@ enum Output {
 
     static func route(_ listing: DeviceListing) -> RouteJSON {
         if let r = listing.route {
-            return RouteJSON(sink: r.sink.name, index: r.sink.index, kind: r.classification.kind.rawValue, reason: r.reason)
+            return RouteJSON(sink: r.sink.name, index: r.sink.index, kind: r.classification.kind.rawValue,
+                             rule: r.rule, reason: r.reason)
         }
-        return RouteJSON(sink: nil, index: nil, kind: nil, reason: listing.routeError?.message ?? "")
+        return RouteJSON(sink: nil, index: nil, kind: nil, rule: nil, reason: listing.routeError?.message ?? "")
     }
 
     static func devicesJSON(_ listing: DeviceListing, compact: Bool = false, event: String? = nil) -> String {

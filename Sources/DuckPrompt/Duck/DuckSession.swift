@@ -15,6 +15,8 @@ final class DuckSession: @unchecked Sendable {
     private let inbox: EventInbox
     /// Every sink-input ever ducked in this session (for the report).
     private(set) var touched: Set<UInt32> = []
+    /// Keeps the crash journal in step with the plan (nil: no journal).
+    var journal: JournalKeeper?
 
     /// - Parameters:
     ///   - plan: the streams found at the start and the depth.
@@ -52,11 +54,12 @@ final class DuckSession: @unchecked Sendable {
     private func handleEventsLocked() {
         let events = inbox.events
         inbox.events.removeAll()
+        var actions: [DuckAction] = []
         for event in events where event.facility == .sinkInput {
             trace("event \(event)")
             switch event.change {
             case .new, .changed: connection.requestSinkInputLocked(event.index, into: inbox)
-            case .removed: sendLocked(plan.ended(index: event.index))
+            case .removed: actions += plan.ended(index: event.index)
             }
         }
         let infos = inbox.sinkInputs
@@ -66,8 +69,11 @@ final class DuckSession: @unchecked Sendable {
                 plan.exclude(info.index)
                 continue
             }
-            sendLocked(plan.appeared(info))
+            actions += plan.appeared(info)
         }
+        // The journal first: a crash right after a write must find the stream journaled.
+        if !events.isEmpty || !infos.isEmpty { journal?.update(plan) }
+        sendLocked(actions)
     }
 
     /// Excludes the prompt's own stream (once its index is known). Thread-safe.
@@ -153,6 +159,7 @@ final class DuckSession: @unchecked Sendable {
             return (pending.failures, repairs)
         }
         connection.repairSavedVolumes(repairs)
+        journal?.remove()
         return failures
     }
 }

@@ -1,0 +1,83 @@
+import Foundation
+
+/// Undoes the duck of a duckprompt process that died mid-prompt (killed, crashed), from the
+/// journal it left: streams still at a level its duck wrote go back to their own volume, and
+/// saved volumes it left ducked are repaired.
+enum Recovery {
+    /// Restores every orphaned journal in `store` and removes it. Call while holding the
+    /// `RuntimeLock`, so that no two processes restore the same journal.
+    ///
+    /// - Returns: one line per journal for stderr: what was restored, or why a journal was kept.
+    static func recoverOrphans(store: JournalStore, server: ServerOptions) -> [String] {
+        var notes: [String] = []
+        let orphans: [(path: String, journal: DuckJournal)]
+        do {
+            orphans = try store.orphans { problem in notes.append("journal \(problem)") }
+        } catch {
+            return ["cannot look for journals of dead prompts: \(error)"]
+        }
+        for (path, journal) in orphans {
+            let serverString = journal.server
+                ?? journal.runtimeDir.map { "unix:\($0)/pulse/native" }
+            do {
+                let connection = try PulseConnection(server: serverString, clientName: server.clientName,
+                                                     timeout: server.timeout)
+                let (snapshot, _) = try connection.snapshot()
+                let actions = journal.restoreActions(live: snapshot.sinkInputs)
+                var streams = 0
+                var repairs: [(key: RestoreKey, volume: ChannelVolumes)] = []
+                let pending = PendingOperations(mainloop: connection.mainloop)
+                connection.withLock {
+                    for action in actions {
+                        switch action {
+                        case .setVolume(let index, let volume):
+                            connection.setSinkInputVolumeLocked(index, volume, pending: pending)
+                            streams += 1
+                        case .repairSaved(let key, let volume):
+                            repairs.append((key, volume))
+                        }
+                    }
+                    connection.waitLocked(for: pending)
+                }
+                connection.repairSavedVolumes(repairs)
+                try store.remove(path: path)
+                notes.append("restored \(streams) stream volume\(streams == 1 ? "" : "s") and repaired "
+                    + "\(repairs.count) saved volume\(repairs.count == 1 ? "" : "s") left ducked by "
+                    + "duckprompt (pid \(journal.pid)), which died mid-prompt")
+            } catch {
+                notes.append("could not restore the volumes left ducked by duckprompt (pid \(journal.pid)): "
+                    + "\(error); kept \(path)")
+            }
+        }
+        return notes
+    }
+}
+
+/// Keeps the journal of the running prompt in step with its duck: written before the first
+/// volume write, rewritten when what must be restored changes, removed when all is restored.
+final class JournalKeeper: @unchecked Sendable {
+    private let store: JournalStore
+    private var journal: DuckJournal
+    private var last: (entries: [DuckPlan.Entry], ended: [DuckPlan.Entry])
+
+    /// Writes the first journal.
+    /// - Throws: `.internal` when the journal cannot be written (then nothing is ducked).
+    init(store: JournalStore, plan: DuckPlan, server: String?, serverName: String) throws {
+        self.store = store
+        journal = try DuckJournal.forCurrentProcess(plan: plan, server: server, serverName: serverName)
+        last = (plan.entries, plan.ended)
+        try store.write(journal)
+    }
+
+    /// Rewrites the journal if the streams to restore or their own volumes changed.
+    /// Best effort: a failed rewrite keeps the previous journal.
+    func update(_ plan: DuckPlan) {
+        guard plan.entries != last.entries || plan.ended != last.ended else { return }
+        last = (plan.entries, plan.ended)
+        journal.record(plan)
+        try? store.write(journal)
+    }
+
+    /// Removes the journal: everything is restored.
+    func remove() { try? store.remove() }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+/// kill -9 mid-prompt (the journal), and many prompts at once (the lock).
+@Suite(.serialized)
+struct CrashAndConcurrencyTests {
+    typealias Rig = PlayIntegrationTests.Rig
+
+    @Test("kill -9 mid-prompt, then duckprompt devices: every volume is back, and a new stream of the app starts at the original")
+    func killNine() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "crash-\(rig.tag)"
+        let role = "music\(rig.tag)"
+        let player = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: 50000)
+        let original = try #require(try Pactl.volume(ofApp: app))
+
+        let prompt = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)])
+        try DuckIntegrationTests.waitDucked(app, from: original)
+        Thread.sleep(forTimeInterval: 0.3)
+        kill(prompt.process.processIdentifier, SIGKILL)
+        #expect(prompt.wait(timeout: 5) == nil || !prompt.process.isRunning)
+        let left = try #require(try Pactl.volume(ofApp: app))
+        #expect(left != original, "the kill left the music ducked (as it must, to test recovery)")
+
+        let devices = try run([duckpromptBinary, "devices"], check: false)
+        #expect(devices.status == 0, "\(devices.stderr)")
+        #expect(devices.stderr.contains("restored 1 stream volume"), "stderr: \(devices.stderr)")
+        #expect(try Pactl.volume(ofApp: app) == original, "not restored after the crash")
+
+        // The saved volume too: the next stream of the app starts at the original.
+        player.stop()
+        #expect(try eventually { try Pactl.volume(ofApp: app) == nil })
+        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: nil)
+        #expect(try Pactl.volume(ofApp: app) == original, "the next stream starts ducked")
+
+        let again = try run([duckpromptBinary, "restore"])
+        #expect(again.stdout.hasPrefix("nothing to restore"), "the journal is gone: \(again.stdout)")
+    }
+
+    @Test("Ten duckprompt play at once: one after another, never overlapping, every volume exact")
+    func tenAtOnce() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        let bt = try rig.bluetooth()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "many-\(rig.tag)"
+        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 48000)
+        let original = try #require(try Pactl.volume(ofApp: app))
+        let recorder = try MonitorRecorder(sink: bt)
+        // A quiet bed on the Bluetooth sink keeps its monitor delivering on PulseAudio.
+        try DuckIntegrationTests.player(rig, sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 12000, hertz: 2000)
+        try recorder.waitForAudio(seconds: 1.0)
+
+        let prompt = try DuckIntegrationTests.prompt(seconds: 0.4)
+        let prompts = try (0..<10).map { _ in try Background([duckpromptBinary, "play", prompt]) }
+        let statuses = prompts.map { $0.wait(timeout: 60) }
+        #expect(statuses.allSatisfy { $0 == 0 }, "exit statuses \(statuses)")
+        try recorder.waitForMoreAudio(seconds: 1.0)
+        let samples = recorder.stop()
+        #expect(try Pactl.volume(ofApp: app) == original, "music volume not exact after ten prompts")
+
+        // Each prompt is a 1 kHz burst of 40 windows at the same level; an overlap would be up
+        // to 6 dB louder, and bursts would merge (fewer than ten).
+        let levels = Levels.tone(samples, hertz: 1000)
+        let single = try #require(levels.max())
+        var bursts = 0, inBurst = false, loud = 0
+        for level in levels {
+            if level > single - 10 { loud += 1; if !inBurst { bursts += 1; inBurst = true } } else { inBurst = false }
+        }
+        print("[\(TestServer.kind)] ten prompts: \(bursts) bursts, \(loud) loud windows, peak \(single) dB")
+        #expect(bursts == 10, "expected ten separate prompts, heard \(bursts)")
+        #expect(loud >= 10 * 38 && loud <= 10 * 42, "prompt windows \(loud), expected about 400")
+        // Two prompts at once would sum: the loudest window well above the typical prompt level.
+        let typical = Levels.median(levels.filter { $0 > single - 10 })
+        #expect(single - typical < 1, "some prompts overlapped: peak \(single) dB, typical \(typical) dB")
+    }
+}
