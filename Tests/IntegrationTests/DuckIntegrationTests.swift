@@ -83,18 +83,18 @@ struct DuckIntegrationTests {
         let speaker = try rig.speaker()
         let bt = try rig.bluetooth()
         try Pactl.call("set-default-sink", speaker)
-        let recorder = try MonitorRecorder(sink: speaker)
-        // Something must play for PulseAudio's monitor to deliver from the start: a quiet tone.
-        try Self.player(rig, sink: speaker, app: "bed-\(rig.tag)", role: "event", volume: 20000, hertz: 2000)
-        try recorder.waitForAudio(seconds: 1.0)
         _ = bt
-
         // The late player's own volume, 45000, is what the server saved for its application
-        // and role: a first run of it sets it, as a user would.
+        // and role: a first run of it sets it, as a user would (before the recording starts).
         let app = "late-\(rig.tag)"
         let role = "music\(rig.tag)"
         try Self.player(rig, sink: speaker, app: app, role: role, volume: 45000).stop()
         #expect(try eventually { try Pactl.volume(ofApp: app) == nil })
+
+        let recorder = try MonitorRecorder(sink: speaker)
+        // Something must play for PulseAudio's monitor to deliver from the start: a quiet tone.
+        try Self.player(rig, sink: speaker, app: "bed-\(rig.tag)", role: "event", volume: 20000, hertz: 2000)
+        try recorder.waitForAudio(seconds: 1.0)
 
         let prompt = try Background([duckpromptBinary, "play", try Self.prompt(seconds: 2)])
         Thread.sleep(forTimeInterval: 0.3 + 0.2)   // 300 ms into the prompt (after the 200 ms attack)
