@@ -46,7 +46,7 @@ enum Binary {
     /// Runs the binary with `arguments`, no server reachable (`PULSE_SERVER` points nowhere,
     /// `XDG_RUNTIME_DIR` and the other variables that redirect libpulse removed). Kills it
     /// after `limit` seconds.
-    static func run(_ arguments: [String], limit: Double = 30) throws -> Run {
+    static func run(_ arguments: [String], limit: Double = 30, environment extra: [String: String] = [:]) throws -> Run {
         let binary = try #require(url, "duckprompt binary not found next to the tests; set DUCKPROMPT_BIN")
         let dir = try Scratch()
         let out = dir.url.appendingPathComponent("stdout")
@@ -61,6 +61,10 @@ enum Binary {
             environment.removeValue(forKey: key)
         }
         environment["PULSE_SERVER"] = unreachableServer
+        // No user config file leaks in: an empty config home unless the test gives one.
+        environment["XDG_CONFIG_HOME"] = dir.url.appendingPathComponent("config").path
+        environment.removeValue(forKey: "DUCKPROMPT_DEVICE")
+        for (k, v) in extra { environment[k] = v }
 
         let process = Process()
         process.executableURL = binary
@@ -441,5 +445,44 @@ struct ArgumentScannerTests {
         #expect(try OptionValue.decibels("-20dB", option: "duck").value == -20)
         let error = #expect(throws: UsageError.self) { try OptionValue.decibels("loud", option: "duck") }
         #expect(error?.message.hasPrefix("--duck: ") == true)
+    }
+}
+
+
+@Suite("duckprompt config file errors")
+struct ConfigFileCLITests {
+    /// A config home holding `config.json` with `text`.
+    static func configHome(_ text: String) throws -> String {
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("duckprompt-config-\(UInt32.random(in: 0..<UInt32.max))")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("duckprompt"),
+                                                withIntermediateDirectories: true)
+        try text.write(to: dir.appendingPathComponent("duckprompt/config.json"), atomically: true, encoding: .utf8)
+        return dir.path
+    }
+
+    @Test("an unknown key, a wrong type, a bad kind: exit 78, one line naming the file and key",
+          arguments: [("{\"prefer\": [\"x\"], \"duck\": -10}", "duck"),
+                      ("{\"attack_ms\": \"fast\"}", "attack_ms"),
+                      ("{\"never\": [\"hdmii\"]}", "hdmii"),
+                      ("{not json", "config.json")])
+    func badConfig(text: String, named: String) throws {
+        let home = try Self.configHome(text)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        for verb in [["route"], ["devices"], ["play", "/nonexistent.wav"]] {
+            let run = try Binary.run(verb, environment: ["XDG_CONFIG_HOME": home])
+            #expect(run.status == 78, "\(verb): \(run.stderr)")
+            #expect(run.stderr.hasPrefix("duckprompt: "), "\(run.stderr)")
+            #expect(run.stderr.contains(named), "\(verb): \(run.stderr)")
+            #expect(run.stderr.split(separator: "\n").count == 1)
+        }
+    }
+
+    @Test("a valid config file is accepted (then there is no server: 69)")
+    func goodConfig() throws {
+        let home = try Self.configHome("{\"prefer\": [\"WH-*\"], \"never\": [\"hdmi\"], \"duck_db\": -12}")
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let run = try Binary.run(["route"], environment: ["XDG_CONFIG_HOME": home])
+        #expect(run.status == 69, "\(run.stderr)")
     }
 }

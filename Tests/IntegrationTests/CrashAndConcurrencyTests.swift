@@ -79,3 +79,24 @@ struct CrashAndConcurrencyTests {
         #expect(single - typical < 1, "some prompts overlapped: peak \(single) dB, typical \(typical) dB")
     }
 }
+
+extension CrashAndConcurrencyTests {
+    @Test("A Bluetooth headset that connects while a prompt waits its turn is used for that prompt")
+    func queuedPromptFollowsNewDevice() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let first = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 2)])
+        Thread.sleep(forTimeInterval: 0.5)
+        let queued = try Background([duckpromptBinary, "play", "--verbose", try DuckIntegrationTests.prompt(seconds: 0.4)],
+                                    captureStderr: true)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(queued.process.isRunning, "the second prompt waits for the first")
+        let bt = try rig.bluetooth()   // the headset connects while the second prompt waits
+        #expect(first.wait(timeout: 10) == 0)
+        #expect(queued.wait(timeout: 10) == 0)
+        let report = String(decoding: queued.bytes, as: UTF8.self)
+        #expect(report.contains("frames on \(bt):"), "the queued prompt did not use the new headset: \(report)")
+    }
+}

@@ -126,14 +126,15 @@ final class Background: @unchecked Sendable {
     private let lock = NSLock()
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// - Parameter captureStderr: collect standard error with standard output.
+    init(_ arguments: [String], environment: [String: String] = [:], captureStderr: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        process.standardError = captureStderr ? out : FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let handle = out.fileHandleForReading
