@@ -9,7 +9,8 @@ enum Output {
             let routed = listing.route?.sink.name == sink.name
             let isDefault = listing.snapshot.defaultSinkName == sink.name
             rows.append([routed ? "*" : " ", sink.index.map { "\($0)" } ?? "-", sink.name,
-                         c.kind.rawValue, c.external ? "yes" : "no", sink.state.rawValue,
+                         c.forwardsTo.map { "\(c.kind.rawValue)->\($0.rawValue)" } ?? c.kind.rawValue,
+                         c.external ? "yes" : "no", sink.state.rawValue,
                          sink.activePortName ?? "-", isDefault ? "default" : ""])
         }
         let widths = (0..<rows[0].count).map { col in rows.map { $0[col].count }.max() ?? 0 }

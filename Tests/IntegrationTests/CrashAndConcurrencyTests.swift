@@ -100,3 +100,44 @@ extension CrashAndConcurrencyTests {
         #expect(report.contains("frames on \(bt):"), "the queued prompt did not use the new headset: \(report)")
     }
 }
+
+extension CrashAndConcurrencyTests {
+    @Test("A default filter sink in front of the speaker: the prompt goes through it, and its own stream is not ducked")
+    func throughVirtualSinkNotDuckedByItsOwnDuck() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        let fx = "dp_fx_\(rig.tag)"
+        rig.modules.append(try run(["pactl", "load-module", "module-remap-sink", "sink_name=\(fx)", "master=\(speaker)",
+                                    "sink_properties=device.description=FX"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(try eventually { try run(["pactl", "list", "short", "sinks"]).stdout.contains(fx) })
+        try Pactl.call("set-default-sink", fx)
+        let app = "fxmusic-\(rig.tag)"
+        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
+        let original = try #require(try Pactl.volume(ofApp: app))
+
+        let route = try run([duckpromptBinary, "route"]).stdout
+        #expect(route.hasPrefix(fx + "\t"), "the prompt goes through the default filter: \(route)")
+        #expect(route.contains("default-forwarding"), "\(route)")
+        let json = try run([duckpromptBinary, "devices", "--json"]).stdout
+        #expect(json.contains("\"forwards_to_sink\" : \"\(speaker)\""), "fx forwards to the speaker")
+
+        let recorder = try MonitorRecorder(sink: speaker)
+        try recorder.waitForAudio(seconds: 1.0)
+        let result = try run([duckpromptBinary, "play", try PlayIntegrationTests.prompt()], check: false)
+        #expect(result.status == 0, "\(result.stderr)")
+        try recorder.waitForMoreAudio(seconds: 1.0)
+        let samples = recorder.stop()
+        #expect(try Pactl.volume(ofApp: app) == original)
+
+        // The prompt (0.5 full scale, -6 dBFS) reaches the speaker through the filter's stream at
+        // its own level; had that stream been ducked, it would be near -26 dBFS.
+        let prompt = Levels.tone(samples, hertz: Double(PlayIntegrationTests.promptHz))
+        let peak = try #require(prompt.max())
+        print("[\(TestServer.kind)] prompt through the filter: \(peak) dBFS")
+        #expect(peak > -12, "the filter's own stream was ducked: prompt at \(peak) dBFS")
+        let depth = try PlayIntegrationTests.duckDepth(samples)
+        #expect(abs((depth.before - depth.ducked) - 20) <= 1, "music ducked \(depth.before - depth.ducked) dB")
+    }
+}
