@@ -491,3 +491,58 @@ struct ConfigFileCLITests {
         #expect(run.status == 69, "\(run.stderr)")
     }
 }
+
+/// Every real dump in the fixtures classifies as EXPECTED.tsv says, through the command a user
+/// runs: `duckprompt devices --from FILE --json`. Rows added to EXPECTED.tsv are picked up
+/// without code changes.
+@Suite("devices --from on the fixture dumps")
+struct DevicesFromFixturesCLITests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("DuckPromptTests/Fixtures/sinks")
+
+    struct Row: Sendable, CustomTestStringConvertible {
+        var file: String
+        var kind: String
+        var external: Bool
+        var testDescription: String { file }
+    }
+
+    static let rows: [Row] = {
+        let text = (try? String(contentsOf: fixtures.appendingPathComponent("EXPECTED.tsv"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count >= 4 else { return nil }
+            return Row(file: fields[0], kind: fields[2], external: fields[3] == "yes")
+        }
+    }()
+
+    @Test("EXPECTED.tsv has rows")
+    func hasRows() { #expect(Self.rows.count >= 14) }
+
+    @Test("kind and external", arguments: rows)
+    func classify(_ row: Row) throws {
+        let path = Self.fixtures.appendingPathComponent(row.file).path
+        let run = try Binary.run(["devices", "--json", "--from", path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let sinks = try #require(json["sinks"] as? [[String: Any]])
+        #expect(sinks.count == 1, "one sink per fixture")
+        let sink = try #require(sinks.first)
+        #expect(sink["kind"] as? String == row.kind, "\(row.file): \(sink["kind"] ?? "none"), evidence \(sink["evidence"] ?? "")")
+        #expect(sink["external"] as? Bool == row.external)
+        for key in ["name", "kind", "external", "evidence", "state"] {
+            #expect(sink[key] != nil, "\(row.file) lacks \(key)")
+        }
+        let route = try Binary.run(["route", "--json", "--from", path])
+        let routeJSON = try #require(try JSONSerialization.jsonObject(with: Data(route.stdout.utf8)) as? [String: Any])
+        #expect(routeJSON["reason"] is String)
+    }
+
+    @Test("input that is no dump: exit 65 naming the formats read")
+    func notADump() throws {
+        let run = try Binary.run(["devices", "--from", "/etc/hostname"])
+        #expect(run.status == 65)
+        #expect(run.stderr.contains("pactl list sinks"), "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1)
+    }
+}
