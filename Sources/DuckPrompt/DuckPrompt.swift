@@ -271,24 +271,33 @@ public enum DuckPrompt {
     /// prompt, ramps every ducked stream back, and then throws `CancellationError`.
     /// - Throws: `DuckPromptError` `.unavailable` (69: no server, no sink of the requested
     ///   name, no usable sink, stream refused), `CancellationError`.
-    public static func play(_ source: AudioSource, options: PlayOptions = PlayOptions(),
+    public static func play(_ sources: [any PromptSource], options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
-        try await runBlocking(InterruptControl()) { control in
-            try playBlocking(source, options: options, server: server, control: control)
+        precondition(!sources.isEmpty, "play needs at least one source")
+        let box = SourceList(sources)
+        return try await runBlocking(InterruptControl()) { control in
+            try playBlocking(box.sources, options: options, server: server, control: control)
         }
     }
 
-    /// Opens `path` with libsndfile (see `AudioSource.init(path:)`), then `play(_:options:server:)`.
-    /// A file that cannot be played throws before any server is contacted, so it never
-    /// changes a volume.
+    /// Opens every path with libsndfile (see `AudioSource.init(path:)`; `-` is standard input),
+    /// then plays them as one prompt under one duck: consecutive files of the same rate and
+    /// channel count back to back without a gap, others one after another. A file that cannot
+    /// be played throws before any server is contacted, so it never changes a volume.
     /// - Throws: `.noInput` (66), `.unsupportedData` (65), and what `play` throws.
-    public static func play(file path: String, options: PlayOptions = PlayOptions(),
+    public static func play(files paths: [String], options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
-        let source = try AudioSource(path: path)
-        return try await play(source, options: options, server: server)
+        let sources: [any PromptSource] = try paths.map { try AudioSource(path: $0) }
+        return try await play(sources, options: options, server: server)
     }
 
-    private static func playBlocking(_ source: AudioSource, options: PlayOptions, server: ServerOptions,
+    /// One file: `play(files: [path])`.
+    public static func play(file path: String, options: PlayOptions = PlayOptions(),
+                            server: ServerOptions = ServerOptions()) async throws -> PlayReport {
+        try await play(files: [path], options: options, server: server)
+    }
+
+    private static func playBlocking(_ sources: [any PromptSource], options: PlayOptions, server: ServerOptions,
                                      control: InterruptControl) throws -> PlayReport {
         // One duck at a time per user: wait for the prompt before this one; then undo what a
         // prompt that died left ducked.
@@ -317,28 +326,38 @@ public enum DuckPrompt {
         }
         var properties = options.properties
         properties[PulseConnection.mediaRoleKey] = properties[PulseConnection.mediaRoleKey] ?? "navigation"
-        properties[PulseConnection.mediaNameKey] = properties[PulseConnection.mediaNameKey]
-            ?? URL(fileURLWithPath: source.path).lastPathComponent
         properties["duckprompt.prompt"] = "\(getpid())"
-        let stream = try PromptStream(
-            connection: connection, rate: source.rate, channels: source.channels,
-            sinkName: route.sink.name, properties: properties, volume: options.volume,
-            latencyMs: options.latencyMs, pull: source.read)
-        defer { stream.close() }
+        // Consecutive sources of one format play as one gapless stream; the next stream
+        // connects and prefills, corked, while the one before it plays.
+        let groups = PromptSequence.groups(sources)
+        func makeStream(_ source: any PromptSource) throws -> PromptStream {
+            var props = properties
+            props[PulseConnection.mediaNameKey] = options.properties[PulseConnection.mediaNameKey] ?? source.name
+            return try PromptStream(connection: connection, rate: source.rate, channels: source.channels,
+                                    sinkName: route.sink.name, properties: props, volume: options.volume,
+                                    latencyMs: options.latencyMs, pull: source.read)
+        }
+        var streams: [PromptStream] = [try makeStream(groups[0])]
+        defer { for stream in streams { stream.close() } }
 
         let interrupted = { connection.interrupted }
         var finished = false
         do {
-            // Attack: ramp down while the prompt stream connects and prefills, corked.
+            // Attack: ramp down while the first stream connects and prefills, corked.
             if try session.run(toGain: depth, durationMs: options.attackMs, stop: interrupted) {
-                session.exclude(try stream.waitReady())
-                stream.start()
-                // Hold the duck, following streams that come, change or go, until the last
-                // sample has been played.
-                let deadline = ContinuousClock.now + .milliseconds(Int(source.duration * 1000)) + connection.answerTimeout
-                finished = try session.run(toGain: nil, until: { stream.drainedLocked }, stop: interrupted,
-                                           deadline: deadline, what: "playing the prompt")
-                if !finished { connection.withLock { stream.stopLocked() } }
+                finished = true
+                for (i, group) in groups.enumerated() where finished {
+                    let stream = streams[i]
+                    session.exclude(try stream.waitReady())
+                    stream.start()
+                    if i + 1 < groups.count { streams.append(try makeStream(groups[i + 1])) }
+                    // Hold the duck, following streams that come, change or go, until the last
+                    // sample has been played.
+                    let deadline = ContinuousClock.now + .milliseconds(Int(group.duration * 1000)) + connection.answerTimeout
+                    finished = try session.run(toGain: nil, until: { stream.drainedLocked }, stop: interrupted,
+                                               deadline: deadline, what: "playing the prompt")
+                    if !finished { connection.withLock { stream.stopLocked() } }
+                }
             }
         } catch {
             try? session.run(toGain: 0, durationMs: options.releaseMs)
@@ -349,8 +368,14 @@ public enum DuckPrompt {
         session.finish()
         guard finished else { throw CancellationError() }
         return PlayReport(route: route, duckedStreams: session.touched.sorted(),
-                          framesPlayed: stream.framesWritten, recoveryNotes: notes)
+                          framesPlayed: streams.reduce(0) { $0 + $1.framesWritten }, recoveryNotes: notes)
     }
+}
+
+/// Carries prompt sources (reference types read on one thread at a time) to the driver thread.
+private final class SourceList: @unchecked Sendable {
+    let sources: [any PromptSource]
+    init(_ sources: [any PromptSource]) { self.sources = sources }
 }
 
 /// Lets Task cancellation reach a connection that a blocking thread owns.

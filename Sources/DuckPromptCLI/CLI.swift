@@ -80,9 +80,11 @@ enum PlayCommand {
     static func run(_ args: [String]) async throws -> Int32 {
         let r = try scanner.scan(args, verb: "play")
         if r.has("help") { print(Help.play); return 0 }
-        guard r.positionals.count == 1 else {
-            throw UsageError(r.positionals.isEmpty ? "play needs a FILE (see duckprompt play --help)"
-                                                   : "play takes one FILE, got \(r.positionals.count)")
+        guard !r.positionals.isEmpty else {
+            throw UsageError("play needs a FILE (see duckprompt play --help)")
+        }
+        guard r.positionals.filter({ $0 == "-" }).count <= 1 else {
+            throw UsageError("standard input ('-') can be given once")
         }
         let server = try CommonOptions.server(r)
         var options = PlayOptions()
@@ -124,10 +126,10 @@ enum PlayCommand {
             let (k, v) = try OptionValue.property(p)
             options.properties[k] = v
         }
-        let path = r.positionals[0]
+        let paths = r.positionals
 
         let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
-        let task = Task { try await DuckPrompt.play(file: path, options: options, server: server) }
+        let task = Task { try await DuckPrompt.play(files: paths, options: options, server: server) }
         signals.onSignal { task.cancel() }
         do {
             let report = try await task.value

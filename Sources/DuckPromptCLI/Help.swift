@@ -36,11 +36,14 @@ enum Help {
     static let play = """
     OVERVIEW: Play a prompt on the routed sink while every other stream is ducked.
 
-    USAGE: duckprompt play [options] FILE
+    USAGE: duckprompt play [options] FILE...
 
     ARGUMENTS:
       FILE                    Audio file libsndfile can read: WAV, FLAC, Ogg Vorbis/Opus,
-                              MP3, AIFF, … Played in float32 at its own rate and channels.
+                              MP3, AIFF, … ('-' reads standard input). Played in float32 at
+                              its own rate and channels (1 to 8, 8 to 192 kHz). Several files
+                              are one prompt under one duck: files of the same rate and
+                              channels back to back without a gap.
 
     OPTIONS:
       -d, --device SINK       Play on SINK: a sink name, #INDEX or @DEFAULT_SINK@.

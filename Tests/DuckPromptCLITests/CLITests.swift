@@ -112,12 +112,12 @@ final class Scratch {
 
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
-    /// A 0.2 s 1 kHz mono WAV at 48 kHz, made by sox.
-    func wav(_ name: String = "x.wav") throws -> String {
+    /// A 0.2 s 1 kHz WAV at 48 kHz with `channels` channels (default mono), made by sox.
+    func wav(_ name: String = "x.wav", channels: Int = 1) throws -> String {
         let path = path(name)
         let sox = Process()
         sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sox.arguments = ["sox", "-n", "-r", "48000", "-c", "1", path, "synth", "0.2", "sine", "1000"]
+        sox.arguments = ["sox", "-n", "-r", "48000", "-c", "\(channels)", path, "synth", "0.2", "sine", "1000"]
         sox.standardInput = FileHandle.nullDevice
         try sox.run()
         sox.waitUntilExit()
@@ -198,7 +198,7 @@ struct UsageRunTests {
         ["route", "--verbose"],
         ["play"],                                             // no FILE
         ["play", "--duck", "-20dB"],
-        ["play", "a.wav", "b.wav"],                           // two FILEs
+        ["play", "-", "a.wav", "-"],                          // standard input twice
         ["play", "--duck", "loud", "/nonexistent/x.wav"],
         ["play", "--duck", "6dB", "/nonexistent/x.wav"],      // would raise the others
         ["play", "--duck=6", "/nonexistent/x.wav"],
@@ -544,5 +544,33 @@ struct DevicesFromFixturesCLITests {
         #expect(run.status == 65)
         #expect(run.stderr.contains("pactl list sinks"), "\(run.stderr)")
         #expect(run.stderr.split(separator: "\n").count == 1)
+    }
+}
+
+@Suite("play inputs without a server")
+struct PlayInputsCLITests {
+    @Test("several files: a missing one anywhere is 66 before anything else")
+    func severalFiles() throws {
+        let scratch = try Scratch()
+        let good = try scratch.wav("good.wav")
+        let run = try Binary.run(["play", good, "/nonexistent/b.wav"])
+        #expect(run.status == 66)
+        #expect(run.stderr == "duckprompt: /nonexistent/b.wav: no such file\n")
+    }
+
+    @Test("M4A-like and over-wide inputs are refused with 65 and the list of formats")
+    func refusedFormats() throws {
+        let scratch = try Scratch()
+        let fake = scratch.url.appendingPathComponent("song.m4a")
+        // An MPEG-4 box header libsndfile does not read.
+        try Data([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x4d, 0x34, 0x41, 0x20] + [UInt8](repeating: 0, count: 64)).write(to: fake)
+        let run = try Binary.run(["play", fake.path])
+        #expect(run.status == 65)
+        #expect(run.stderr.contains("WAV"), "lists the formats read: \(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1)
+        let wide = try scratch.wav("wide.wav", channels: 10)
+        let tooWide = try Binary.run(["play", wide])
+        #expect(tooWide.status == 65)
+        #expect(tooWide.stderr.contains("10 channels"), "\(tooWide.stderr)")
     }
 }

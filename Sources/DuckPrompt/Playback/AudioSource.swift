@@ -1,45 +1,82 @@
 import CSndFile
 import Foundation
 
-/// A decoded audio file: libsndfile reads it and hands out float32 interleaved frames.
+/// What a prompt plays: float32 interleaved frames at one rate and channel count.
+/// `AudioSource` (libsndfile), `SpeechSource` (libespeak-ng) and `PromptSequence` conform.
+public protocol PromptSource: AnyObject, Sendable {
+    /// A name for messages and `media.name`: the file name, `standard input`, the text.
+    var name: String { get }
+    /// Sample rate in Hz.
+    var rate: Int { get }
+    /// Channel count; channel order WAVEEX (FL FR FC LFE BL BR …).
+    var channels: Int { get }
+    /// Length in seconds, as far as known (headers of compressed formats may be approximate).
+    var duration: Double { get }
+    /// Reads up to `frames` frames into `buffer`; returns how many; 0 at the end.
+    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int
+}
+
+/// A decoded audio file or standard input: libsndfile reads it and hands out float32
+/// interleaved frames.
 ///
 /// Opening checks everything a bad input can get wrong, before any server is touched, so a
 /// bad file never changes a volume.
-public final class AudioSource: @unchecked Sendable {
-    /// Path as given.
+public final class AudioSource: PromptSource, @unchecked Sendable {
+    /// Channel counts and rates that play: 1 to 8 channels, 8 to 192 kHz.
+    public static let channelRange = 1...8
+    public static let rateRange = 8_000...192_000
+
+    /// Path as given (`-` for standard input).
     public let path: String
+    public var name: String { path == "-" ? "standard input" : URL(fileURLWithPath: path).lastPathComponent }
     /// Sample rate in Hz (`SF_INFO.samplerate`).
     public let rate: Int
     /// Channel count (`SF_INFO.channels`); channel order is the file's (WAVEEX for WAV).
     public let channels: Int
-    /// Length in frames as the file header says (`SF_INFO.frames`); may be approximate for
-    /// compressed formats.
+    /// Length in frames as the header says (`SF_INFO.frames`); approximate for some formats.
     public let frames: Int64
     /// The format's name, e.g. `WAV (Microsoft)` (`SFC_GET_FORMAT_INFO`).
     public let formatName: String
     private var file: OpaquePointer?
+    /// Standard input's bytes, kept alive for libsndfile's virtual I/O.
+    private let memory: MemoryFile?
 
-    /// Opens and validates an audio file.
+    /// Opens and validates an audio file, or standard input when `path` is `-`.
     ///
-    /// - Parameter path: a file libsndfile can read (WAV, FLAC, Ogg Vorbis/Opus, MP3 …).
+    /// - Parameter path: a file libsndfile can read (WAV, FLAC, Ogg Vorbis/Opus, MP3 …), or `-`.
     /// - Throws: `DuckPromptError(.noInput)` (66) when the file is missing or unreadable;
-    ///   `.unsupportedData` (65) when libsndfile cannot decode it, it holds no frames, or its
-    ///   rate or channel count is outside 1 … 384000 Hz and 1 … 32 channels.
-    /// libsndfile: `sf_open(SFM_READ)`, `sf_strerror`.
+    ///   `.unsupportedData` (65) when libsndfile cannot decode it (the message lists the formats
+    ///   it reads), it holds no frames, or it has more than 8 channels or a rate outside
+    ///   8 … 192 kHz.
+    /// libsndfile: `sf_open(SFM_READ)`, `sf_open_virtual` (standard input, read whole first),
+    /// `sf_strerror`.
     public init(path: String) throws {
         self.path = path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw DuckPromptError(.noInput, "\(path): no such file")
-        }
-        guard !isDirectory.boolValue else { throw DuckPromptError(.noInput, "\(path): is a directory") }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw DuckPromptError(.noInput, "\(path): permission denied")
-        }
         var info = SF_INFO()
-        guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
-            let reason = String(cString: sf_strerror(nil))
-            throw DuckPromptError(.unsupportedData, "\(path): not an audio file libsndfile can read (\(reason))")
+        let handle: OpaquePointer?
+        let label = path == "-" ? "standard input" : path
+        if path == "-" {
+            let data = FileHandle.standardInput.readDataToEndOfFile()
+            guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "standard input is empty") }
+            let memory = MemoryFile(data)
+            self.memory = memory
+            handle = memory.open(&info)
+        } else {
+            memory = nil
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw DuckPromptError(.noInput, "\(path): no such file")
+            }
+            guard !isDirectory.boolValue else { throw DuckPromptError(.noInput, "\(path): is a directory") }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw DuckPromptError(.noInput, "\(path): permission denied")
+            }
+            handle = sf_open(path, Int32(SFM_READ), &info)
+        }
+        guard let handle else {
+            let reason = String(cString: sf_strerror(nil)).trimmingCharacters(in: CharacterSet(charactersIn: ". \n"))
+            throw DuckPromptError(.unsupportedData,
+                "\(label): not audio libsndfile can read (\(reason)); it reads \(AudioSource.readableFormats.joined(separator: ", "))")
         }
         file = handle
         rate = Int(info.samplerate)
@@ -53,14 +90,14 @@ public final class AudioSource: @unchecked Sendable {
         } else {
             formatName = "unknown"
         }
-        guard (1...32).contains(channels) else {
-            throw DuckPromptError(.unsupportedData, "\(path): \(channels) channels is not supported (1 to 32)")
+        guard Self.channelRange.contains(channels) else {
+            throw DuckPromptError(.unsupportedData, "\(label): \(channels) channels is not supported (1 to 8)")
         }
-        guard (1...384_000).contains(rate) else {
-            throw DuckPromptError(.unsupportedData, "\(path): \(rate) Hz is not supported (1 to 384000 Hz)")
+        guard Self.rateRange.contains(rate) else {
+            throw DuckPromptError(.unsupportedData, "\(label): \(rate) Hz is not supported (8000 to 192000 Hz)")
         }
         guard frames > 0 else {
-            throw DuckPromptError(.unsupportedData, "\(path): holds no audio frames")
+            throw DuckPromptError(.unsupportedData, "\(label): holds no audio frames")
         }
     }
 
@@ -78,4 +115,98 @@ public final class AudioSource: @unchecked Sendable {
 
     /// libsndfile's version string (`sf_version_string`).
     public static var libraryVersion: String { String(cString: sf_version_string()) }
+
+    /// The container formats the installed libsndfile reads, by name
+    /// (`SFC_GET_FORMAT_MAJOR_COUNT`, `SFC_GET_FORMAT_MAJOR`).
+    public static let readableFormats: [String] = {
+        var count: Int32 = 0
+        sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR_COUNT), &count, Int32(MemoryLayout<Int32>.size))
+        return (0..<count).compactMap { i in
+            var info = SF_FORMAT_INFO()
+            info.format = i
+            sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size))
+            guard let ext = info.extension, let name = info.name else { return nil }
+            return "\(String(cString: name)) (.\(String(cString: ext)))"
+        }
+    }()
+}
+
+/// Bytes in memory that libsndfile reads through its virtual I/O (for standard input, which
+/// cannot seek). `sf_open_virtual` with `SF_VIRTUAL_IO` callbacks.
+private final class MemoryFile: @unchecked Sendable {
+    let data: Data
+    var offset = 0
+    init(_ data: Data) { self.data = data }
+
+    func open(_ info: inout SF_INFO) -> OpaquePointer? {
+        var io = SF_VIRTUAL_IO(
+            get_filelen: { userdata in
+                sf_count_t(Unmanaged<MemoryFile>.fromOpaque(userdata!).takeUnretainedValue().data.count)
+            },
+            seek: { offset, whence, userdata in
+                let file = Unmanaged<MemoryFile>.fromOpaque(userdata!).takeUnretainedValue()
+                let base = switch whence {
+                case SEEK_CUR: file.offset
+                case SEEK_END: file.data.count
+                default: 0
+                }
+                file.offset = max(0, min(file.data.count, base + Int(offset)))
+                return sf_count_t(file.offset)
+            },
+            read: { pointer, count, userdata in
+                let file = Unmanaged<MemoryFile>.fromOpaque(userdata!).takeUnretainedValue()
+                let n = max(0, min(Int(count), file.data.count - file.offset))
+                if n > 0, let pointer {
+                    file.data.withUnsafeBytes { raw in
+                        pointer.copyMemory(from: raw.baseAddress!.advanced(by: file.offset), byteCount: n)
+                    }
+                }
+                file.offset += n
+                return sf_count_t(n)
+            },
+            write: { _, _, _ in 0 },
+            tell: { userdata in
+                sf_count_t(Unmanaged<MemoryFile>.fromOpaque(userdata!).takeUnretainedValue().offset)
+            })
+        return sf_open_virtual(&io, Int32(SFM_READ), &info, Unmanaged.passUnretained(self).toOpaque())
+    }
+}
+
+/// Several sources of the same rate and channel count played as one, back to back without a
+/// gap (`duckprompt play chime.wav turn-left.wav`).
+public final class PromptSequence: PromptSource, @unchecked Sendable {
+    public let parts: [any PromptSource]
+    private var current = 0
+    public var name: String { parts.map(\.name).joined(separator: " + ") }
+    public var rate: Int { parts[0].rate }
+    public var channels: Int { parts[0].channels }
+    public var duration: Double { parts.reduce(0) { $0 + $1.duration } }
+
+    /// - Precondition: `parts` is not empty and all have the same rate and channel count.
+    public init(_ parts: [any PromptSource]) {
+        precondition(!parts.isEmpty && parts.allSatisfy { $0.rate == parts[0].rate && $0.channels == parts[0].channels })
+        self.parts = parts
+    }
+
+    public func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        var filled = 0
+        while filled < frames, current < parts.count {
+            let n = parts[current].read(into: buffer + filled * channels, frames: frames - filled)
+            if n == 0 { current += 1 } else { filled += n }
+        }
+        return filled
+    }
+
+    /// Groups consecutive sources of the same format: each group plays as one gapless stream.
+    public static func groups(_ sources: [any PromptSource]) -> [any PromptSource] {
+        var groups: [[any PromptSource]] = []
+        for source in sources {
+            if let last = groups.last?.last, last.rate == source.rate, last.channels == source.channels {
+                groups[groups.count - 1].append(source)
+            } else {
+                groups.append([source])
+            }
+        }
+        return groups.map { $0.count == 1 ? $0[0] : PromptSequence($0) }
+    }
 }
