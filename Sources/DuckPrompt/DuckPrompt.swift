@@ -42,6 +42,11 @@ public struct PlayOptions: Sendable {
     public var properties: [String: String]
     /// The user's routing settings (`DuckPromptConfig.load()`); default: none.
     public var config: DuckPromptConfig = DuckPromptConfig()
+    /// Drop the prompt when it has not started this many ms after `play` was called
+    /// (`--expire-ms`): a stale "turn left" is worse than none. Nil: wait as long as it takes.
+    public var expireMs: Int?
+    /// What to do when another prompt is playing (`--on-busy`).
+    public var onBusy: BusyPolicy = .wait
 
     public init(device: DeviceRequest? = nil, duck: Decibels = Decibels(-20), duckMode: DuckMode = .duck,
                 attackMs: Int = 200, releaseMs: Int = 500, exemptRoles: Set<String> = ["phone"],
@@ -56,6 +61,14 @@ public struct PlayOptions: Sendable {
         self.latencyMs = latencyMs
         self.properties = properties
     }
+}
+
+/// What a prompt does when another one is playing.
+public enum BusyPolicy: String, Sendable, CaseIterable {
+    /// Wait its turn (up to `--expire-ms`).
+    case wait
+    /// Give up at once: exit 75.
+    case drop
 }
 
 /// What a finished prompt did.
@@ -302,7 +315,22 @@ public enum DuckPrompt {
         // One duck at a time per user: wait for the prompt before this one; then undo what a
         // prompt that died left ducked.
         let store = try JournalStore()
-        let lock = try RuntimeLock.acquire(in: store, timeout: nil, cancelled: { control.isCancelled })
+        let lock: RuntimeLock
+        switch options.onBusy {
+        case .drop:
+            guard let held = try RuntimeLock.tryAcquire(in: store) else {
+                throw DuckPromptError(.dropped, "prompt dropped: another prompt is playing (--on-busy drop)")
+            }
+            lock = held
+        case .wait:
+            do {
+                lock = try RuntimeLock.acquire(in: store, timeout: options.expireMs.map { .milliseconds($0) },
+                                               cancelled: { control.isCancelled })
+            } catch let error as DuckPromptError where error.code == .unavailable && options.expireMs != nil {
+                throw DuckPromptError(.dropped,
+                    "prompt dropped: not started within \(options.expireMs!) ms (another prompt was playing)")
+            }
+        }
         defer { lock.release() }
         let notes = Recovery.recoverOrphans(store: store, server: server)
 

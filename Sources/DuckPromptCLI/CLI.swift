@@ -69,7 +69,8 @@ enum CommonOptions {
 enum PlayCommand {
     static let scanner = ArgumentScanner(
         valued: CommonOptions.valued.union(["device", "duck", "duck-mode", "duck-exempt-role", "attack-ms",
-                                            "release-ms", "volume", "latency-msec", "property"]),
+                                            "release-ms", "volume", "latency-msec", "property", "expire-ms",
+                                            "on-busy"]),
         flags: ["help", "verbose"],
         short: CommonOptions.short.merging(["d": "device", "v": "verbose"]) { a, _ in a })
 
@@ -110,6 +111,15 @@ enum PlayCommand {
                 throw UsageError("--duck-mode '\(m)' is not one of: \(DuckMode.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             options.duckMode = mode
+        }
+        if let e = r.last("expire-ms") {
+            options.expireMs = try OptionValue.milliseconds(e, option: "expire-ms", range: 0...3_600_000)
+        }
+        if let b = r.last("on-busy") {
+            guard let policy = BusyPolicy(rawValue: b) else {
+                throw UsageError("--on-busy '\(b)' is not one of: wait, drop")
+            }
+            options.onBusy = policy
         }
         let exempt = r.all("duck-exempt-role")
         if !exempt.isEmpty {

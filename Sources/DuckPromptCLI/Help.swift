@@ -26,7 +26,8 @@ enum Help {
 
     See 'duckprompt <subcommand> --help'. Exit codes: 0 ok, 64 usage, 65 unreadable or
     unsupported audio, 66 file missing or unreadable, 69 no server or no usable sink,
-    70 internal error, 78 bad config file, 128+N stopped by signal N (130 SIGINT,
+    70 internal error, 75 prompt dropped (--expire-ms, --on-busy drop), 78 bad config
+    file, 128+N stopped by signal N (130 SIGINT,
     143 SIGTERM, 129 SIGHUP).
 
     FILES: $XDG_CONFIG_HOME/duckprompt/config.json (see Docs/config.md);
@@ -61,6 +62,10 @@ enum Help {
       --volume GAIN           The prompt's own volume: -6dB, 80%. Default: the server's saved
                               volume for media.role=navigation.
       --latency-msec MS       Prompt stream buffer (tlength) in ms (default 40).
+      --expire-ms MS          Drop the prompt (exit 75) if it has not started within MS
+                              (another prompt was playing): a stale prompt is worse than none.
+      --on-busy POLICY        wait (default: prompts play one after another) or drop (exit 75
+                              at once if another prompt is playing).
       --property KEY=VALUE    Set a stream property (repeatable), e.g. media.role=event.
       -v, --verbose           Print the route and the ducked streams on stderr.
     \(common)

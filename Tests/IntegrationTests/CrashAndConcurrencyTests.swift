@@ -141,3 +141,24 @@ extension CrashAndConcurrencyTests {
         #expect(abs((depth.before - depth.ducked) - 20) <= 1, "music ducked \(depth.before - depth.ducked) dB")
     }
 }
+
+extension CrashAndConcurrencyTests {
+    @Test("Behind a 3 s prompt: --expire-ms 1000 is dropped with 75 after about 1 s, --on-busy drop at once")
+    func expiryAndBusyDrop() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let long = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)])
+        Thread.sleep(forTimeInterval: 0.5)
+        let short = try DuckIntegrationTests.prompt(seconds: 0.4)
+        let expired = try run([duckpromptBinary, "play", "--expire-ms", "1000", short], check: false)
+        #expect(expired.status == 75, "\(expired.stderr)")
+        #expect(expired.seconds >= 0.9 && expired.seconds < timeLimit(2), "dropped after \(expired.seconds) s")
+        #expect(expired.stderr.hasPrefix("duckprompt: prompt dropped: not started within 1000 ms"), "\(expired.stderr)")
+        let busy = try run([duckpromptBinary, "play", "--on-busy", "drop", short], check: false)
+        #expect(busy.status == 75, "\(busy.stderr)")
+        #expect(busy.seconds < timeLimit(0.5), "busy drop took \(busy.seconds) s")
+        #expect(long.wait(timeout: 10) == 0)
+    }
+}

@@ -17,6 +17,9 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         /// is not JSON, or holds an unknown key or a bad value; the message names the file and
         /// the key. Exit 78 (`EX_CONFIG`).
         case config
+        /// A prompt dropped because it could not start in time (`--expire-ms`) or another
+        /// prompt was playing (`--on-busy drop`). Exit 75 (`EX_TEMPFAIL`).
+        case dropped
     }
 
     public var code: Code
@@ -28,7 +31,7 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         self.message = message
     }
 
-    /// The process exit status for this error: 64, 65, 66, 69, 70 or 78.
+    /// The process exit status for this error: 64, 65, 66, 69, 70, 75 or 78.
     public var exitCode: Int32 {
         switch code {
         case .usage: 64
@@ -37,6 +40,7 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         case .unavailable: 69
         case .internal: 70
         case .config: 78
+        case .dropped: 75
         }
     }
 

@@ -257,6 +257,6 @@ private final class Espeak: @unchecked Sendable {
     private static func message(_ status: espeak_ng_STATUS) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         espeak_ng_GetStatusCodeMessage(status, &buffer, buffer.count)
-        return String(cString: buffer)
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }
