@@ -48,12 +48,6 @@ struct SpeechSourceTests {
         let onset = try #require(samples.firstIndex { abs($0) > 0.01 })
         let onsetMs = Double(onset) * 1000 / Double(source.rate)
         #expect(onsetMs <= 20, "speech starts after \(onsetMs) ms")
-        print("DBG frames", source.frames, "dur", source.duration, "rms", Self.dBFS(rms), "onset ms", onsetMs, "first", samples.prefix(30).map { Int($0 * 32768) })
-        for (t, v, r) in [("x", "xx-nonsense", 175), ("", nil, 175), ("...", nil, 175), ("a", nil, 500)] as [(String, String?, Int)] {
-            do { _ = try SpeechSource(text: t, voice: v, wordsPerMinute: r) } catch { print("DBG err", error) }
-        }
-        for r in [80, 120, 175, 300, 450] { print("DBG wpm", r, try SpeechSource(text: Self.prompt, wordsPerMinute: r).duration) }
-        let t0 = Date(); _ = try SpeechSource(text: String(repeating: "In 200 metres, turn left. ", count: 10)); print("DBG 10x", Date().timeIntervalSince(t0))
     }
 
     @Test("a faster rate gives shorter audio")
