@@ -47,6 +47,24 @@ public struct PlayOptions: Sendable {
     public var expireMs: Int?
     /// What to do when another prompt is playing (`--on-busy`).
     public var onBusy: BusyPolicy = .wait
+    /// Silence before the prompt when the chosen sink is asleep (suspended or idle), in ms
+    /// (`--pre-roll-ms`); nil: the config file's `pre_roll_ms` for the sink's kind, else
+    /// `PlayOptions.defaultPreRollMs`.
+    public var preRollMs: Int?
+
+    /// Pre-roll by kind when nothing else says: Bluetooth A2DP 300 ms, Bluetooth HFP 1000 ms,
+    /// HDMI 1000 ms (devices that take that long to wake), others 0.
+    public static let defaultPreRollMs: [DeviceKind: Int] = [.bluetoothA2DP: 300, .bluetoothHFP: 1000, .hdmi: 1000]
+
+    /// The pre-roll for a route: 0 when the sink is running (awake), else the option, the
+    /// config's value for the kind, or the default. A virtual sink forwarding to a device uses
+    /// that device's kind.
+    public func preRoll(for route: RouteDecision) -> Int {
+        guard route.sink.state == .suspended || route.sink.state == .idle else { return 0 }
+        if let preRollMs { return preRollMs }
+        let kind = route.classification.forwardsTo ?? route.classification.kind
+        return config.preRollMs(for: kind) ?? Self.defaultPreRollMs[kind] ?? 0
+    }
 
     public init(device: DeviceRequest? = nil, duck: Decibels = Decibels(-20), duckMode: DuckMode = .duck,
                 attackMs: Int = 200, releaseMs: Int = 500, exemptRoles: Set<String> = ["phone"],
@@ -81,6 +99,8 @@ public struct PlayReport: Sendable {
     public var framesPlayed: Int64
     /// What was undone first for prompts that died mid-duck (one line each; usually empty).
     public var recoveryNotes: [String] = []
+    /// Silence played first because the sink was asleep, in ms (0: none).
+    public var preRollMs: Int = 0
 }
 
 /// A server's sinks, each classified, and where a prompt would go now.
@@ -365,23 +385,36 @@ public enum DuckPrompt {
                                     sinkName: route.sink.name, properties: props, volume: options.volume,
                                     latencyMs: options.latencyMs, pull: source.read)
         }
-        var streams: [PromptStream] = [try makeStream(groups[0])]
+        // A sleeping device gets the stream at once, silence first: it wakes during the
+        // pre-roll, which overlaps the attack (the first sample comes after both).
+        let preRoll = options.preRoll(for: route)
+        let first: any PromptSource = preRoll > 0
+            ? SilencePrefixed(groups[0], milliseconds: max(preRoll, options.attackMs)) : groups[0]
+        var streams: [PromptStream] = [try makeStream(first)]
         defer { for stream in streams { stream.close() } }
 
         let interrupted = { connection.interrupted }
         var finished = false
         do {
-            // Attack: ramp down while the first stream connects and prefills, corked.
+            if preRoll > 0 {
+                session.exclude(try streams[0].waitReady())
+                streams[0].start()
+            }
+            // Attack: ramp down while the first stream connects and prefills, corked (or
+            // plays its pre-roll).
             if try session.run(toGain: depth, durationMs: options.attackMs, stop: interrupted) {
                 finished = true
                 for (i, group) in groups.enumerated() where finished {
                     let stream = streams[i]
-                    session.exclude(try stream.waitReady())
-                    stream.start()
+                    if !(i == 0 && preRoll > 0) {
+                        session.exclude(try stream.waitReady())
+                        stream.start()
+                    }
                     if i + 1 < groups.count { streams.append(try makeStream(groups[i + 1])) }
                     // Hold the duck, following streams that come, change or go, until the last
                     // sample has been played.
-                    let deadline = ContinuousClock.now + .milliseconds(Int(group.duration * 1000)) + connection.answerTimeout
+                    let length = i == 0 ? first.duration : group.duration
+                    let deadline = ContinuousClock.now + .milliseconds(Int(length * 1000)) + connection.answerTimeout
                     finished = try session.run(toGain: nil, until: { stream.drainedLocked }, stop: interrupted,
                                                deadline: deadline, what: "playing the prompt")
                     if !finished { connection.withLock { stream.stopLocked() } }
@@ -396,7 +429,8 @@ public enum DuckPrompt {
         session.finish()
         guard finished else { throw CancellationError() }
         return PlayReport(route: route, duckedStreams: session.touched.sorted(),
-                          framesPlayed: streams.reduce(0) { $0 + $1.framesWritten }, recoveryNotes: notes)
+                          framesPlayed: streams.reduce(0) { $0 + $1.framesWritten }, recoveryNotes: notes,
+                          preRollMs: preRoll)
     }
 }
 

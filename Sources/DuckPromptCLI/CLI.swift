@@ -70,7 +70,7 @@ enum PlayCommand {
     static let scanner = ArgumentScanner(
         valued: CommonOptions.valued.union(["device", "duck", "duck-mode", "duck-exempt-role", "attack-ms",
                                             "release-ms", "volume", "latency-msec", "property", "expire-ms",
-                                            "on-busy"]),
+                                            "on-busy", "pre-roll-ms"]),
         flags: ["help", "verbose"],
         short: CommonOptions.short.merging(["d": "device", "v": "verbose"]) { a, _ in a })
 
@@ -112,6 +112,9 @@ enum PlayCommand {
             }
             options.duckMode = mode
         }
+        if let p = r.last("pre-roll-ms") {
+            options.preRollMs = try OptionValue.milliseconds(p, option: "pre-roll-ms", range: 0...5000)
+        }
         if let e = r.last("expire-ms") {
             options.expireMs = try OptionValue.milliseconds(e, option: "expire-ms", range: 0...3_600_000)
         }
@@ -148,6 +151,7 @@ enum PlayCommand {
                 let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
                 FileHandle.standardError.write(Data("""
                     duckprompt: played \(report.framesPlayed) frames on \(report.route.sink.name): \(report.route.reason)
+                    duckprompt: pre-roll \(report.preRollMs) ms\(report.preRollMs > 0 ? " (the sink was asleep)" : "")
                     duckprompt: ducked and restored: \(ducked.isEmpty ? "none" : ducked)
 
                     """.utf8))

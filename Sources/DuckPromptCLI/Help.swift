@@ -62,6 +62,10 @@ enum Help {
       --volume GAIN           The prompt's own volume: -6dB, 80%. Default: the server's saved
                               volume for media.role=navigation.
       --latency-msec MS       Prompt stream buffer (tlength) in ms (default 40).
+      --pre-roll-ms MS        Silence before the prompt when the sink is asleep (suspended
+                              or idle), so the device wakes first; overlaps the attack.
+                              Default by kind: Bluetooth 300, Bluetooth HFP 1000, HDMI 1000,
+                              others 0 (config: pre_roll_ms).
       --expire-ms MS          Drop the prompt (exit 75) if it has not started within MS
                               (another prompt was playing): a stale prompt is worse than none.
       --on-busy POLICY        wait (default: prompts play one after another) or drop (exit 75

@@ -210,3 +210,34 @@ public final class PromptSequence: PromptSource, @unchecked Sendable {
         return groups.map { $0.count == 1 ? $0[0] : PromptSequence($0) }
     }
 }
+
+/// A source preceded by silence: the pre-roll that lets a sleeping device (Bluetooth, HDMI)
+/// wake up before the prompt's first sample.
+public final class SilencePrefixed: PromptSource, @unchecked Sendable {
+    public let inner: any PromptSource
+    /// Silence before the first sample, in frames at the inner source's rate.
+    public let silenceFrames: Int
+    private var silenceLeft: Int
+    public var name: String { inner.name }
+    public var rate: Int { inner.rate }
+    public var channels: Int { inner.channels }
+    public var duration: Double { inner.duration + Double(silenceFrames) / Double(rate) }
+
+    /// - Parameters:
+    ///   - milliseconds: silence length in ms (>= 0).
+    public init(_ inner: any PromptSource, milliseconds: Int) {
+        self.inner = inner
+        silenceFrames = max(0, milliseconds) * inner.rate / 1000
+        silenceLeft = silenceFrames
+    }
+
+    public func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        if silenceLeft > 0 {
+            let n = min(frames, silenceLeft)
+            buffer.initialize(repeating: 0, count: n * channels)
+            silenceLeft -= n
+            return n
+        }
+        return inner.read(into: buffer, frames: frames)
+    }
+}
