@@ -99,6 +99,25 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         guard frames > 0 else {
             throw DuckPromptError(.unsupportedData, "\(label): holds no audio frames")
         }
+        if let (promised, held) = Self.truncation(in: handle) {
+            throw DuckPromptError(.unsupportedData,
+                "\(label): truncated: its header promises \(promised) bytes of audio, the file holds \(held)")
+        }
+    }
+
+    /// A file cut short: libsndfile's log says `data : N (should be M)` with N > M. Sizes of
+    /// 0 or 0xFFFFFFFF are the placeholders of a WAV written to a pipe, not a truncation.
+    /// libsndfile: `SFC_GET_LOG_INFO`.
+    private static func truncation(in handle: OpaquePointer) -> (promised: Int, held: Int)? {
+        var buffer = [CChar](repeating: 0, count: 8192)
+        sf_command(handle, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
+        let log = String(cString: buffer)
+        for line in log.split(separator: "\n") where line.hasPrefix("data") || line.hasPrefix("SSND") {
+            guard let match = line.firstMatch(of: /:\s*(\d+)\s*\(should be (\d+)\)/),
+                  let promised = Int(match.1), let held = Int(match.2) else { continue }
+            if promised > held, promised != 0xFFFF_FFFF, promised != 0xFFFF_FFFF - 8, held > 0 { return (promised, held) }
+        }
+        return nil
     }
 
     deinit { if let file { sf_close(file) } }
