@@ -101,3 +101,51 @@ extension MultiPartTests {
         #expect(firstSample <= 0.3 + 0.2 + 0.1 + 0.05, "first sample after \(firstSample) s")
     }
 }
+
+extension MultiPartTests {
+    /// One prompt in the formats people have: WAV, FLAC, Ogg Vorbis (sox), Opus (opusenc),
+    /// MP3 (lame).
+    static func encodings() throws -> [String] {
+        let wav = try TestAudio.sine("enc-prompt.wav", hertz: 1000, seconds: 1.0, gain: 0.5, channels: 1)
+        let dir = TestAudio.directory
+        let flac = dir.appendingPathComponent("enc-prompt.flac").path
+        let ogg = dir.appendingPathComponent("enc-prompt.ogg").path
+        let opus = dir.appendingPathComponent("enc-prompt.opus").path
+        let mp3 = dir.appendingPathComponent("enc-prompt.mp3").path
+        try run(["sox", wav, flac])
+        try run(["sox", wav, ogg])
+        try run(["opusenc", "--quiet", wav, opus])
+        try run(["lame", "--quiet", wav, mp3])
+        return [wav, flac, ogg, opus, mp3]
+    }
+
+    @Test("WAV, FLAC, Ogg Vorbis, Opus and MP3 versions of one prompt all record complete")
+    func formats() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        let bt = try rig.bluetooth()
+        try Pactl.call("set-default-sink", speaker)
+        let recorder = try MonitorRecorder(sink: bt)
+        try DuckIntegrationTests.player(rig, sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
+        try recorder.waitForAudio(seconds: 1.0)
+        var results: [String: Int32] = [:]
+        for file in try Self.encodings() {
+            results[file] = try run([duckpromptBinary, "play", "--duck", "0dB", file], check: false).status
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        try recorder.waitForMoreAudio(seconds: 0.5)
+        let levels = Levels.tone(recorder.stop(), hertz: 1000)
+        #expect(results.values.allSatisfy { $0 == 0 }, "exit statuses \(results)")
+        // Five bursts of about 100 windows (1 s each; lossy encoders may pad a few ms).
+        var bursts: [Int] = []
+        var run = 0
+        for level in levels {
+            if level > -20 { run += 1 } else if run > 0 { bursts.append(run); run = 0 }
+        }
+        if run > 0 { bursts.append(run) }
+        print("[\(TestServer.kind)] bursts (10 ms windows): \(bursts)")
+        #expect(bursts.count == 5, "expected five prompts, heard \(bursts)")
+        #expect(bursts.allSatisfy { $0 >= 98 && $0 <= 106 }, "a prompt was clipped or stretched: \(bursts)")
+    }
+}
