@@ -324,6 +324,21 @@ public enum DuckPrompt {
         return try await play(sources, options: options, server: server)
     }
 
+    /// Speaks texts with libespeak-ng (see `SpeechSource`) after the files, as one prompt:
+    /// `duckprompt say "Turn left"`, `duckprompt play chime.wav --say "Turn left"`.
+    /// - Parameters:
+    ///   - files: audio files first (may be empty); `texts`: then these, spoken.
+    ///   - voice: an espeak-ng voice (`en`, `en-us`, `de` …); nil for espeak's default.
+    ///   - wordsPerMinute: 80…450; nil for 175.
+    /// - Throws: `.usage` for empty text, an unknown voice or rate; what `play(files:)` throws.
+    public static func play(files paths: [String], say texts: [String], voice: String? = nil,
+                            wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions(),
+                            server: ServerOptions = ServerOptions()) async throws -> PlayReport {
+        var sources: [any PromptSource] = try paths.map { try AudioSource(path: $0) }
+        sources += try texts.map { try SpeechSource(text: $0, voice: voice, wordsPerMinute: wordsPerMinute) }
+        return try await play(sources, options: options, server: server)
+    }
+
     /// One file: `play(files: [path])`.
     public static func play(file path: String, options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {

@@ -26,6 +26,7 @@ public enum DuckPromptCLI {
                 print("duckprompt \(version) (libpulse \(v.libpulse), libsndfile \(sndfile))")
                 return 0
             case "play": return try await PlayCommand.run(args)
+            case "say": return try await PlayCommand.run(args, say: true)
             case "restore": return try await RestoreCommand.run(args)
             case "devices": return try await DevicesCommand.run(args, routeOnly: false)
             case "route": return try await DevicesCommand.run(args, routeOnly: true)
@@ -70,7 +71,7 @@ enum PlayCommand {
     static let scanner = ArgumentScanner(
         valued: CommonOptions.valued.union(["device", "duck", "duck-mode", "duck-exempt-role", "attack-ms",
                                             "release-ms", "volume", "latency-msec", "property", "expire-ms",
-                                            "on-busy", "pre-roll-ms"]),
+                                            "on-busy", "pre-roll-ms", "say", "voice", "rate"]),
         flags: ["help", "verbose"],
         short: CommonOptions.short.merging(["d": "device", "v": "verbose"]) { a, _ in a })
 
@@ -78,12 +79,23 @@ enum PlayCommand {
     /// about -290 dB), and a 1.34 s attack at 1.5 dB per 10 ms.
     static let deepestDuck = -200.0
 
-    static func run(_ args: [String]) async throws -> Int32 {
-        let r = try scanner.scan(args, verb: "play")
-        if r.has("help") { print(Help.play); return 0 }
-        guard !r.positionals.isEmpty else {
-            throw UsageError("play needs a FILE (see duckprompt play --help)")
+    /// `play FILE... [--say TEXT]...`, or `say TEXT...` (`say` true: positionals are texts).
+    static func run(_ args: [String], say: Bool = false) async throws -> Int32 {
+        let verb = say ? "say" : "play"
+        let r = try scanner.scan(args, verb: verb)
+        if r.has("help") { print(say ? Help.say : Help.play); return 0 }
+        let texts = say ? r.positionals + r.all("say") : r.all("say")
+        let files = say ? [] : r.positionals
+        guard !files.isEmpty || !texts.isEmpty else {
+            throw UsageError(say ? "say needs a TEXT (see duckprompt say --help)"
+                                 : "play needs a FILE (see duckprompt play --help)")
         }
+        var wordsPerMinute: Int? = nil
+        if let rate = r.last("rate") {
+            guard let wpm = Int(rate) else { throw UsageError("--rate '\(rate)' is not a whole number of words per minute") }
+            wordsPerMinute = wpm
+        }
+        let voice = r.last("voice")
         guard r.positionals.filter({ $0 == "-" }).count <= 1 else {
             throw UsageError("standard input ('-') can be given once")
         }
@@ -139,10 +151,13 @@ enum PlayCommand {
             let (k, v) = try OptionValue.property(p)
             options.properties[k] = v
         }
-        let paths = r.positionals
+        let paths = files
 
         let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
-        let task = Task { try await DuckPrompt.play(files: paths, options: options, server: server) }
+        let task = Task {
+            try await DuckPrompt.play(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute,
+                                      options: options, server: server)
+        }
         signals.onSignal { task.cancel() }
         do {
             let report = try await task.value

@@ -15,7 +15,8 @@ enum Help {
     USAGE: duckprompt <subcommand> [options]
 
     SUBCOMMANDS:
-      play FILE               Route, duck, play FILE whole, restore every volume.
+      play FILE...            Route, duck, play FILE whole, restore every volume.
+      say TEXT                The same with speech synthesized by libespeak-ng.
       devices                 List the sinks, their kind, and where a prompt would go.
       route                   Say which sink a prompt would go to, and why (no sound).
       restore                 Undo the duck of a prompt that died mid-prompt (kill -9, crash).
@@ -71,7 +72,26 @@ enum Help {
       --on-busy POLICY        wait (default: prompts play one after another) or drop (exit 75
                               at once if another prompt is playing).
       --property KEY=VALUE    Set a stream property (repeatable), e.g. media.role=event.
+      --say TEXT              Speak TEXT after the files, in the same prompt (repeatable);
+                              --voice V and --rate WPM as for duckprompt say.
       -v, --verbose           Print the route and the ducked streams on stderr.
+    \(common)
+    """
+
+    static let say = """
+    OVERVIEW: Speak a prompt: synthesized with libespeak-ng in memory, then routed, ducked and
+    played exactly like duckprompt play.
+
+    USAGE: duckprompt say [options] TEXT...
+
+    ARGUMENTS:
+      TEXT                    What to say, e.g. "In 200 metres, turn left".
+
+    OPTIONS:
+      --voice VOICE           An espeak-ng voice: en (default), en-us, de, fr-fr, …
+                              (espeak-ng --voices lists them).
+      --rate WPM              Words per minute, 80 to 450 (default 175).
+      Every option of duckprompt play (--duck, -d, --volume, --expire-ms, …) applies.
     \(common)
     """
 

@@ -149,3 +149,35 @@ extension MultiPartTests {
         #expect(bursts.allSatisfy { $0 >= 98 && $0 <= 106 }, "a prompt was clipped or stretched: \(bursts)")
     }
 }
+
+extension MultiPartTests {
+    @Test("say: audible speech of plausible length on the routed sink, music ducked under it like play")
+    func say() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        let bt = try rig.bluetooth()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "saymusic-\(rig.tag)"
+        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
+        let original = try #require(try Pactl.volume(ofApp: app))
+        let speakerRec = try MonitorRecorder(sink: speaker)
+        let btRec = try MonitorRecorder(sink: bt)
+        try DuckIntegrationTests.player(rig, sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 4000, hertz: 6000)
+        try speakerRec.waitForAudio(seconds: 1.0)
+        try btRec.waitForAudio(seconds: 1.0)
+        let result = try run([duckpromptBinary, "say", "In 200 metres, turn left"], check: false)
+        #expect(result.status == 0, "\(result.stderr)")
+        try speakerRec.waitForMoreAudio(seconds: 1.5)
+        try btRec.waitForMoreAudio(seconds: 0.5)
+        let speech = Levels.rms(btRec.stop())
+        let speakerSamples = speakerRec.stop()
+        // Speech windows: well above the quiet bed (about -45 dBFS).
+        let voiced = speech.filter { $0 > -30 }.count
+        print("[\(TestServer.kind)] say: \(voiced) voiced 10 ms windows")
+        #expect(voiced >= 80 && voiced <= 300, "speech of implausible length: \(voiced * 10) ms")
+        let depth = try PlayIntegrationTests.duckDepth(speakerSamples)
+        #expect(abs((depth.before - depth.ducked) - 20) <= 1, "ducked \(depth.before - depth.ducked) dB")
+        #expect(try Pactl.volume(ofApp: app) == original)
+    }
+}

@@ -284,3 +284,11 @@ private final class Espeak: @unchecked Sendable {
         return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }
+
+extension SpeechSource: PromptSource {
+    /// The text in quotes (used as `media.name`), shortened to 60 characters.
+    public var name: String {
+        let short = text.count > 60 ? String(text.prefix(57)) + "..." : text
+        return "\"\(short)\""
+    }
+}
