@@ -47,12 +47,16 @@ struct LiveDevicesAndSignalTests {
         try TestServer.requireServer()
         let rig = PlayIntegrationTests.Rig()
         let speaker = try rig.speaker()
+        // The prompt goes to the headset, so the speaker's monitor holds only the music.
+        _ = try rig.bluetooth()
         try Pactl.call("set-default-sink", speaker)
         let app = "dpmusic-\(rig.tag)"
         try rig.music(on: speaker, app: app, volume: "75%")
         let before = try #require(try Pactl.volume(ofApp: app))
         let prompt = try TestAudio.sine("long-prompt.wav", hertz: 1000, seconds: 4, gain: 0.5, channels: 1)
 
+        let recorder = try MonitorRecorder(sink: speaker)
+        try recorder.waitForAudio(seconds: 1.0)
         let player = try Background([duckpromptBinary, "play", prompt])
         let ducked = try eventually(timeout: 3) {
             guard let now = try Pactl.volume(ofApp: app) else { return false }
@@ -65,5 +69,12 @@ struct LiveDevicesAndSignalTests {
         let exit = player.wait(timeout: 3)
         #expect(exit == status)
         #expect(try Pactl.volume(ofApp: app) == before, "pa_cvolume not restored after signal \(signal)")
+        // Restored with a ramp, not a jump: the music (300 Hz) never changes by more than 3 dB
+        // from one 10 ms window to the next, before, during or after the signal.
+        try recorder.waitForMoreAudio(seconds: 1.0)
+        let music = Levels.tone(recorder.stop(), hertz: Double(PlayIntegrationTests.musicHz)).drop { $0 < -100 }
+            .dropFirst(3).dropLast(2)   // partial windows at the recording's edges
+        let jumps = zip(music, music.dropFirst()).map { abs($1 - $0) }
+        #expect((jumps.max() ?? 99) <= 3, "largest 10 ms jump \(jumps.max() ?? 99) dB after signal \(signal)")
     }
 }

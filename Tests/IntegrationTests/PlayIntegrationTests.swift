@@ -121,7 +121,8 @@ struct PlayIntegrationTests {
 
         // The ramp is smooth: the music (300 Hz: three whole periods per 10 ms window) never
         // jumps by more than 3 dB from one 10 ms window to the next.
-        let rms = Levels.rms(speakerSamples).drop { $0 < -100 }
+        // The first windows of a recording can be partial: skip three, and the last two.
+        let rms = Levels.rms(speakerSamples).drop { $0 < -100 }.dropFirst(3).dropLast(2)
         let jumps = zip(rms, rms.dropFirst()).map { abs($1 - $0) }
         #expect((jumps.max() ?? 99) <= 3, "largest 10 ms jump \(jumps.max() ?? 99) dB")
     }

@@ -178,8 +178,16 @@ public enum Router {
 
         // 5. Built-in and other real devices.
         let real = pool.filter { $0.kind != .virtual && $0.kind != .network }
+        // Say so when the config is why no external output was chosen.
+        let noExternal: String
+        if let left = candidates.first(where: { $0.exclusion != nil && $0.classification.external }),
+           let entry = left.exclusion {
+            noExternal = "config never \"\(entry)\" leaves out the external output '\(left.sink.name)'"
+        } else {
+            noExternal = "no external output is in use"
+        }
         if let chosen = real.first(where: \.isDefault) {
-            return chosen.decision("is the default sink and no external output is in use.", rule: "default-device")
+            return chosen.decision("is the default sink and \(noExternal).", rule: "default-device")
         }
         if let chosen = defaultCandidate, let device = forwardedFromDefault,
            real.contains(where: { $0.sink.name == device.sink.name }) {
@@ -196,7 +204,7 @@ public enum Router {
         }
         let speakers = real.filter { $0.kind == .speaker }
         if let chosen = speakers.first(where: { !$0.isUnplugged }) ?? speakers.first {
-            return chosen.decision("is used because no external output is in use and \(whyNotDefault).", rule: "speaker")
+            return chosen.decision("is used because \(noExternal) and \(whyNotDefault).", rule: "speaker")
         }
         if let chosen = real.first(where: { $0.kind == .unknown }) {
             return chosen.decision("is used because no external output or built-in speaker was found.",
