@@ -432,7 +432,7 @@ public enum DuckPrompt {
                     let deadline = ContinuousClock.now + .milliseconds(Int(length * 1000)) + connection.answerTimeout
                     finished = try session.run(toGain: nil, until: { stream.drainedLocked }, stop: interrupted,
                                                deadline: deadline, what: "playing the prompt")
-                    if !finished { connection.withLock { stream.stopLocked() } }
+                    if !finished { stream.fadeOutAndStop() }
                 }
             }
         } catch {

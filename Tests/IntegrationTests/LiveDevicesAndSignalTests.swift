@@ -48,7 +48,7 @@ struct LiveDevicesAndSignalTests {
         let rig = PlayIntegrationTests.Rig()
         let speaker = try rig.speaker()
         // The prompt goes to the headset, so the speaker's monitor holds only the music.
-        _ = try rig.bluetooth()
+        let bt = try rig.bluetooth()
         try Pactl.call("set-default-sink", speaker)
         let app = "dpmusic-\(rig.tag)"
         try rig.music(on: speaker, app: app, volume: "75%")
@@ -56,7 +56,10 @@ struct LiveDevicesAndSignalTests {
         let prompt = try TestAudio.sine("long-prompt.wav", hertz: 1000, seconds: 4, gain: 0.5, channels: 1)
 
         let recorder = try MonitorRecorder(sink: speaker)
+        let promptRecorder = try MonitorRecorder(sink: bt)
+        try DuckIntegrationTests.player(rig, sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 4000, hertz: 6000)
         try recorder.waitForAudio(seconds: 1.0)
+        try promptRecorder.waitForAudio(seconds: 1.0)
         let player = try Background([duckpromptBinary, "play", prompt])
         let ducked = try eventually(timeout: 3) {
             guard let now = try Pactl.volume(ofApp: app) else { return false }
@@ -76,5 +79,26 @@ struct LiveDevicesAndSignalTests {
             .dropFirst(3).dropLast(2)   // partial windows at the recording's edges
         let jumps = zip(music, music.dropFirst()).map { abs($1 - $0) }
         #expect((jumps.max() ?? 99) <= 3, "largest 10 ms jump \(jumps.max() ?? 99) dB after signal \(signal)")
+
+        // The interrupted prompt fades out (about 30 ms) instead of stopping with a click:
+        // between its full level and silence lie at least two 10 ms windows.
+        try promptRecorder.waitForMoreAudio(seconds: 0.5)
+        let tone = Levels.rms(promptRecorder.stop())
+        let full = try #require(tone.max())
+        let lastFull = try #require(tone.lastIndex { $0 > full - 3 })
+        let fade = tone[(lastFull + 1)...].prefix { $0 > full - 50 }.count
+        print("[\(TestServer.kind)] signal \(signal): prompt fades over \(fade) windows of 10 ms")
+        #expect(fade >= 2, "the prompt stopped with a click (\(fade) windows of fade)")
+        // The fade leaves the server's saved prompt volume as it was: a new navigation stream
+        // starts at 100 %.
+        let probe = "navprobe-\(rig.tag)"
+        let nav = try Background(["paplay", "--latency-msec=30", "-d", bt, "--client-name=\(probe)",
+                                  "--property=application.name=\(probe)", "--property=media.role=navigation",
+                                  try TestAudio.sine("probe.wav", hertz: 500, seconds: 5, gain: 0.1)])
+        rig.players.append(nav)
+        #expect(try eventually { try Pactl.volume(ofApp: probe) != nil })
+        let probeVolume = try Pactl.volume(ofApp: probe) ?? []
+        #expect(!probeVolume.isEmpty && probeVolume.allSatisfy { $0 == 65536 },
+                "saved navigation volume changed: \(probeVolume)")
     }
 }

@@ -81,6 +81,25 @@ extension PulseConnection {
     }
 }
 
+extension PulseConnection {
+    /// One sink-input's info, or nil when it is gone. Blocks for one round trip; call without
+    /// the lock. libpulse: `pa_context_get_sink_input_info`.
+    func sinkInput(_ index: UInt32) throws -> SinkInput? {
+        let box = ListBox<SinkInput>(mainloop: mainloop)
+        try withExtendedLifetime(box) {
+            try withLock {
+                let op = pa_context_get_sink_input_info(context, index, { _, info, eol, userdata in
+                    let box = Unmanaged<ListBox<SinkInput>>.fromOpaque(userdata!).takeUnretainedValue()
+                    if eol == 0, let info { box.items.append(SinkInput(info.pointee)) }
+                    if eol != 0 { pa_threaded_mainloop_signal(box.mainloop, 0) }
+                }, Unmanaged.passUnretained(box).toOpaque())
+                try waitLocked(for: op, what: "reading the prompt stream")
+            }
+        }
+        return box.items.first
+    }
+}
+
 // MARK: - Copying out of the C structs (libpulse frees them when the callback returns)
 
 /// Copies a `pa_proplist` into a dictionary; binary values are skipped.

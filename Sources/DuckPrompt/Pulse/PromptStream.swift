@@ -1,4 +1,5 @@
 import CPulseAudio
+import Foundation
 
 /// Pulls float32 interleaved frames: fills at most `frames` frames into the buffer and returns
 /// how many it wrote; 0 means the end. Called on the mainloop thread.
@@ -167,6 +168,34 @@ final class PromptStream: @unchecked Sendable {
         box.reachedEnd = true
         if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
         if let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }
+    }
+
+    /// Stops an interrupted prompt without a click: its own volume falls by 60 dB over
+    /// `durationMs` in 5 ms steps, then the stream is corked and flushed and its volume set
+    /// back (so the server's saved prompt volume is unchanged). Call without the lock.
+    /// libpulse: `pa_context_get_sink_input_info`, `pa_context_set_sink_input_volume`,
+    /// `pa_stream_cork`, `pa_stream_flush`.
+    func fadeOutAndStop(durationMs: Int = 30) {
+        let index = connection.withLock { pa_stream_get_index(stream) }
+        if index != dp_pa_invalid_index(), let input = try? connection.sinkInput(index), input.hasVolume {
+            let pending = PendingOperations(mainloop: connection.mainloop)
+            let steps = max(1, durationMs / 5)
+            for step in 1...steps {
+                let volume = VolumeMath.scale(input.volume, by: -60 * Double(step) / Double(steps))
+                connection.withLock { connection.setSinkInputVolumeLocked(index, volume, pending: pending) }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            connection.withLock {
+                connection.waitLocked(for: pending)
+                stopLocked()
+                // Its own volume back: the server saves it for media.role=navigation, and the
+                // next prompt must not start 60 dB down.
+                connection.setSinkInputVolumeLocked(index, input.volume, pending: pending)
+                connection.waitLocked(for: pending)
+            }
+            return
+        }
+        connection.withLock { stopLocked() }
     }
 
     /// Frames handed to the server so far.
