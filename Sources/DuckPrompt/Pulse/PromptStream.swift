@@ -171,22 +171,31 @@ final class PromptStream: @unchecked Sendable {
     }
 
     /// Stops an interrupted prompt without a click: its own volume falls by 60 dB over
-    /// `durationMs` in 5 ms steps, then the stream is corked and flushed and its volume set
+    /// `durationMs` (default 50) in 5 ms steps, then the stream is corked and flushed and its volume set
     /// back (so the server's saved prompt volume is unchanged). Call without the lock.
     /// libpulse: `pa_context_get_sink_input_info`, `pa_context_set_sink_input_volume`,
     /// `pa_stream_cork`, `pa_stream_flush`.
-    func fadeOutAndStop(durationMs: Int = 30) {
+    func fadeOutAndStop(durationMs: Int = 50) {
         let index = connection.withLock { pa_stream_get_index(stream) }
         if index != dp_pa_invalid_index(), let input = try? connection.sinkInput(index), input.hasVolume {
             let pending = PendingOperations(mainloop: connection.mainloop)
             let steps = max(1, durationMs / 5)
+            let start = ContinuousClock.now
             for step in 1...steps {
+                // Each step acknowledged before the next, on a 5 ms grid: a busy server must
+                // not apply the whole fade at once.
                 let volume = VolumeMath.scale(input.volume, by: -60 * Double(step) / Double(steps))
-                connection.withLock { connection.setSinkInputVolumeLocked(index, volume, pending: pending) }
-                Thread.sleep(forTimeInterval: 0.005)
+                connection.withLock {
+                    connection.setSinkInputVolumeLocked(index, volume, pending: pending)
+                    connection.waitLocked(for: pending)
+                }
+                let due = start + .milliseconds(5 * step)
+                let now = ContinuousClock.now
+                if due > now { Thread.sleep(forTimeInterval: (due - now).seconds) }
             }
+            // Let the last, silent step be rendered before the stream stops.
+            Thread.sleep(forTimeInterval: 0.01)
             connection.withLock {
-                connection.waitLocked(for: pending)
                 stopLocked()
                 // Its own volume back: the server saves it for media.role=navigation, and the
                 // next prompt must not start 60 dB down.
