@@ -31,8 +31,10 @@ public struct PlayOptions: Sendable {
     public var releaseMs: Int
     /// `media.role` values never ducked; default `phone`.
     public var exemptRoles: Set<String>
-    /// The prompt stream's own gain in dB (`--volume`); nil keeps the server's saved volume
-    /// for `media.role=navigation`.
+    /// The prompt stream's gain in dB relative to the volume the server saved for its
+    /// `media.role` (`navigation` unless `properties` says otherwise) — the user's setting for
+    /// prompts in pavucontrol — (`--volume`); that saved volume is left as it was. Nil plays at
+    /// the saved volume.
     public var volume: Decibels?
     /// Target buffer of the prompt stream in ms (`--latency-msec`, `pa_buffer_attr.tlength`),
     /// default 40.
@@ -45,8 +47,11 @@ public struct PlayOptions: Sendable {
     /// Drop the prompt when it has not started this many ms after `play` was called
     /// (`--expire-ms`): a stale "turn left" is worse than none. Nil: wait as long as it takes.
     public var expireMs: Int?
-    /// What to do when another prompt is playing (`--on-busy`).
+    /// What to do when another prompt is playing or waiting (`--on-busy`).
     public var onBusy: BusyPolicy = .wait
+    /// Its place in the queue of prompts, across processes and inside one (`--priority`,
+    /// SSIP's meanings; see `PromptPriority`). Default `message`.
+    public var priority: PromptPriority = .message
     /// Silence before the prompt when the chosen sink is asleep (suspended or idle), in ms
     /// (`--pre-roll-ms`); nil: the config file's `pre_roll_ms` for the sink's kind, else
     /// `PlayOptions.defaultPreRollMs`.
@@ -347,27 +352,22 @@ public enum DuckPrompt {
 
     private static func playBlocking(_ sources: [any PromptSource], options: PlayOptions, server: ServerOptions,
                                      control: InterruptControl) throws -> PlayReport {
-        // One duck at a time per user: wait for the prompt before this one; then undo what a
-        // prompt that died left ducked.
+        // One duck at a time per user, in the order of the queue: wait for this prompt's turn
+        // (or be dropped); then undo what a prompt that died left ducked.
+        let called = ContinuousClock.now
         let store = try JournalStore()
-        let lock: RuntimeLock
-        switch options.onBusy {
-        case .drop:
-            guard let held = try RuntimeLock.tryAcquire(in: store) else {
-                throw DuckPromptError(.dropped, "prompt dropped: another prompt is playing (--on-busy drop)")
-            }
-            lock = held
-        case .wait:
-            do {
-                lock = try RuntimeLock.acquire(in: store, timeout: options.expireMs.map { .milliseconds($0) },
-                                               cancelled: { control.isCancelled })
-            } catch let error as DuckPromptError where error.code == .unavailable && options.expireMs != nil {
-                throw DuckPromptError(.dropped,
-                    "prompt dropped: not started within \(options.expireMs!) ms (another prompt was playing)")
-            }
-        }
+        let ticket = try PromptQueue(store: store).enter(priority: options.priority,
+                                                         onBusyDrop: options.onBusy == .drop,
+                                                         name: sources.first?.name ?? "")
+        defer { ticket.leave() }
+        let lock = try ticket.waitTurn(deadline: options.expireMs.map { called + .milliseconds($0) },
+                                       expireMs: options.expireMs, cancelled: { control.isCancelled })
         defer { lock.release() }
+        // A newer prompt that interrupts this one says so in the queue.
+        let watcher = StopWatcher(ticket: ticket, control: control)
+        defer { watcher.cancel() }
         let notes = Recovery.recoverOrphans(store: store, server: server)
+        let handed = store.takeHandover()
 
         let connection = try PulseConnection(server: server.server, clientName: server.clientName,
                                              timeout: server.timeout)
@@ -379,14 +379,16 @@ public enum DuckPrompt {
         case .mute: -.infinity
         case .duck: min(0, options.duck.value)
         }
-        let session = try DuckSession(connection: connection,
-                                      plan: DuckPlan(inputs: snapshot.sinkInputs, depth: depth,
-                                                     exemptRoles: options.exemptRoles))
-        if depth < 0 {
+        var plan = DuckPlan(inputs: snapshot.sinkInputs, depth: depth, exemptRoles: options.exemptRoles)
+        // The duck of a prompt this one interrupted continues: no release in between.
+        if let handed { plan.adopt(handed, live: snapshot.sinkInputs) }
+        let session = try DuckSession(connection: connection, plan: plan)
+        if depth < 0 || !plan.entries.isEmpty || !plan.ended.isEmpty || options.volume != nil {
             // Journaled before the first volume write.
             session.journal = try JournalKeeper(store: store, plan: session.plan, server: server.server,
                                                 serverName: info.serverName)
         }
+        if handed != nil { store.removeHandover() }
         var properties = options.properties
         properties[PulseConnection.mediaRoleKey] = properties[PulseConnection.mediaRoleKey] ?? "navigation"
         properties["duckprompt.prompt"] = "\(getpid())"
@@ -397,7 +399,7 @@ public enum DuckPrompt {
             var props = properties
             props[PulseConnection.mediaNameKey] = options.properties[PulseConnection.mediaNameKey] ?? source.name
             return try PromptStream(connection: connection, rate: source.rate, channels: source.channels,
-                                    sinkName: route.sink.name, properties: props, volume: options.volume,
+                                    sinkName: route.sink.name, properties: props, volume: nil,
                                     latencyMs: options.latencyMs, pull: source.read)
         }
         // A sleeping device gets the stream at once, silence first: it wakes during the
@@ -406,13 +408,35 @@ public enum DuckPrompt {
         let first: any PromptSource = preRoll > 0
             ? SilencePrefixed(groups[0], milliseconds: max(preRoll, options.attackMs)) : groups[0]
         var streams: [PromptStream] = [try makeStream(first)]
+        // The lock taken back after a handover no one adopted; released on return.
+        var reclaimed: RuntimeLock? = nil
+        defer { reclaimed?.release() }
         defer { for stream in streams { stream.close() } }
+
+        // --volume is relative to the server's saved volume for the prompt's media.role (the
+        // user's pavucontrol setting for prompts): read from the first stream, which starts at
+        // it, and set back before the last one ends, so the saved volume stays the user's.
+        var slot: ChannelVolumes? = nil
+        func ready(_ stream: PromptStream) throws {
+            session.exclude(try stream.waitReady())
+            guard let gain = options.volume else { return }
+            if slot == nil, let own = try stream.ownVolume() {
+                slot = own
+                let role = properties[PulseConnection.mediaRoleKey]
+                session.journal?.setPromptSlot(DuckJournal.Ended(key: RestoreKey(mediaRole: role), original: own),
+                                               plan: connection.withLock { session.plan })
+            }
+            if let slot { stream.setOwnVolume(VolumeMath.scale(slot, by: gain.value)) }
+        }
+        func restoreSlot() {
+            if let slot, let last = streams.last { last.setOwnVolume(slot) }
+        }
 
         let interrupted = { connection.interrupted }
         var finished = false
         do {
             if preRoll > 0 {
-                session.exclude(try streams[0].waitReady())
+                try ready(streams[0])
                 streams[0].start()
             }
             // Attack: ramp down while the first stream connects and prefills, corked (or
@@ -422,7 +446,7 @@ public enum DuckPrompt {
                 for (i, group) in groups.enumerated() where finished {
                     let stream = streams[i]
                     if !(i == 0 && preRoll > 0) {
-                        session.exclude(try stream.waitReady())
+                        try ready(stream)
                         stream.start()
                     }
                     if i + 1 < groups.count { streams.append(try makeStream(groups[i + 1])) }
@@ -432,20 +456,99 @@ public enum DuckPrompt {
                     let deadline = ContinuousClock.now + .milliseconds(Int(length * 1000)) + connection.answerTimeout
                     finished = try session.run(toGain: nil, until: { stream.drainedLocked }, stop: interrupted,
                                                deadline: deadline, what: "playing the prompt")
-                    if !finished { stream.fadeOutAndStop() }
+                    if !finished { stream.fadeOutAndStop(restoring: slot) }
                 }
             }
+            restoreSlot()
         } catch {
+            restoreSlot()
             try? session.run(toGain: 0, durationMs: options.releaseMs)
             session.finish()
             throw error
         }
+        if !finished, let reason = control.stopReason {
+            // Interrupted by a newer prompt: it takes the duck over where it is.
+            switch handOver(session, store: store, ticket: ticket, lock: lock) {
+            case .handedOver: throw DuckPromptError(.dropped, "prompt \(reason)")
+            case .reclaimed(let again): reclaimed = again
+            case .kept: break
+            }
+        }
         try? session.run(toGain: 0, durationMs: options.releaseMs)
         session.finish()
-        guard finished else { throw CancellationError() }
+        guard finished else {
+            if let reason = control.stopReason { throw DuckPromptError(.dropped, "prompt \(reason)") }
+            throw CancellationError()
+        }
         return PlayReport(route: route, duckedStreams: session.touched.sorted(),
                           framesPlayed: streams.reduce(0) { $0 + $1.framesWritten }, recoveryNotes: notes,
                           preRollMs: preRoll)
+    }
+}
+
+/// What became of an interrupted prompt's duck (`handOver`).
+private enum Handover {
+    /// The next prompt adopted it (or will find it).
+    case handedOver
+    /// No prompt was left to adopt it: it is this prompt's again, with this lock; release it.
+    case reclaimed(RuntimeLock)
+    /// Nothing was ducked, or the handover file could not be written: release as usual.
+    case kept
+}
+
+/// Hands an interrupted prompt's duck to the prompt that interrupted it: writes
+/// `handover.json`, leaves the queue, releases the `RuntimeLock`, and waits until the next
+/// prompt adopts it (that one removes the file). When no prompt is left in the queue to adopt
+/// it, takes it back with the lock.
+private func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticket,
+                      lock: RuntimeLock) -> Handover {
+    guard (try? session.handOver()) == true else { return .kept }
+    ticket.leave()
+    lock.release()
+    let queue = PromptQueue(store: store)
+    let giveUp = ContinuousClock.now + .seconds(10)
+    while store.hasHandover && ContinuousClock.now < giveUp {
+        Thread.sleep(forTimeInterval: PromptQueue.pollInterval.seconds)
+        // No one left to adopt it (the interrupting prompt died or was dropped)?
+        let nobody = (try? queue.withQueueLock { _ in try queue.liveTickets().isEmpty }) ?? false
+        if nobody, let again = try? RuntimeLock.tryAcquire(in: store) {
+            if session.reclaim() { return .reclaimed(again) }
+            again.release()
+        }
+    }
+    // Adopted; or, after 10 s, left for the next duckprompt to restore once this one exits.
+    return .handedOver
+}
+
+/// Polls a playing prompt's ticket for a stop request from a newer prompt, every
+/// `PromptQueue.pollInterval`, and stops the prompt (`InterruptControl.stop`) when one comes.
+private final class StopWatcher: @unchecked Sendable {
+    private let done = NSCondition()
+    private var cancelled = false
+
+    init(ticket: Ticket, control: InterruptControl) {
+        let thread = Thread { [self] in
+            while true {
+                if let reason = ticket.stopReason {
+                    control.stop(reason: reason)
+                    return
+                }
+                let stop = done.withLock { () -> Bool in
+                    if !cancelled { _ = done.wait(until: Date(timeIntervalSinceNow: PromptQueue.pollInterval.seconds)) }
+                    return cancelled
+                }
+                if stop { return }
+            }
+        }
+        thread.name = "duckprompt-queue"
+        thread.start()
+    }
+
+    func cancel() {
+        done.withLock {
+            cancelled = true
+            done.signal()
+        }
     }
 }
 
@@ -469,8 +572,23 @@ final class InterruptControl: @unchecked Sendable {
         if cancelNow { connection.interrupt() }
     }
 
+    private var reason: String?
+
     /// Whether the caller cancelled (checked while waiting for the duck lock).
     var isCancelled: Bool { lock.withLock { cancelled } }
+
+    /// Why a newer prompt stopped this one (`stop(reason:)`), nil otherwise.
+    var stopReason: String? { lock.withLock { reason } }
+
+    /// Stops the prompt because a newer one interrupts it: like `cancel()`, but the duck is
+    /// handed over rather than released.
+    func stop(reason: String) {
+        let connection = lock.withLock { () -> PulseConnection? in
+            self.reason = reason
+            return self.connection
+        }
+        connection?.interrupt()
+    }
 
     func cancel() {
         let connection = lock.withLock { () -> PulseConnection? in

@@ -71,7 +71,7 @@ enum PlayCommand {
     static let scanner = ArgumentScanner(
         valued: CommonOptions.valued.union(["device", "duck", "duck-mode", "duck-exempt-role", "attack-ms",
                                             "release-ms", "volume", "latency-msec", "property", "expire-ms",
-                                            "on-busy", "pre-roll-ms", "say", "voice", "rate"]),
+                                            "on-busy", "priority", "pre-roll-ms", "say", "voice", "rate"]),
         flags: ["help", "verbose"],
         short: CommonOptions.short.merging(["d": "device", "v": "verbose"]) { a, _ in a })
 
@@ -135,6 +135,12 @@ enum PlayCommand {
                 throw UsageError("--on-busy '\(b)' is not one of: wait, drop")
             }
             options.onBusy = policy
+        }
+        if let p = r.last("priority") {
+            guard let priority = PromptPriority(rawValue: p) else {
+                throw UsageError("--priority '\(p)' is not one of: \(PromptPriority.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            options.priority = priority
         }
         let exempt = r.all("duck-exempt-role")
         if !exempt.isEmpty {

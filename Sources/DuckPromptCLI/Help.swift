@@ -27,12 +27,13 @@ enum Help {
 
     See 'duckprompt <subcommand> --help'. Exit codes: 0 ok, 64 usage, 65 unreadable or
     unsupported audio, 66 file missing or unreadable, 69 no server or no usable sink,
-    70 internal error, 75 prompt dropped (--expire-ms, --on-busy drop), 78 bad config
-    file, 128+N stopped by signal N (130 SIGINT,
+    70 internal error, 75 prompt dropped or interrupted (--priority, --expire-ms,
+    --on-busy drop), 78 bad config file, 128+N stopped by signal N (130 SIGINT,
     143 SIGTERM, 129 SIGHUP).
 
     FILES: $XDG_CONFIG_HOME/duckprompt/config.json (see Docs/config.md);
-    $XDG_RUNTIME_DIR/duckprompt/ holds the duck lock and the journal of the playing prompt.
+    $XDG_RUNTIME_DIR/duckprompt/ holds the prompt queue, the duck lock and the journal of
+    the playing prompt.
     """
 
     static let play = """
@@ -60,17 +61,28 @@ enum Help {
                               phone). Giving it replaces the default.
       --attack-ms MS          Ramp down over MS before the first prompt sample (default 200).
       --release-ms MS         Ramp back over MS after the last sample was heard (default 500).
-      --volume GAIN           The prompt's own volume: -6dB, 80%. Default: the server's saved
-                              volume for media.role=navigation.
+      --volume GAIN           The prompt's level relative to the volume the server saved for
+                              prompts (media.role=navigation: what you set in pavucontrol):
+                              -6dB, 80%. That saved volume is left as it was, also when the
+                              prompt is killed. Default: the saved volume itself.
       --latency-msec MS       Prompt stream buffer (tlength) in ms (default 40).
       --pre-roll-ms MS        Silence before the prompt when the sink is asleep (suspended
                               or idle), so the device wakes first; overlaps the attack.
                               Default by kind: Bluetooth 300, Bluetooth HFP 1000, HDMI 1000,
                               others 0 (config: pre_roll_ms).
+      --priority PRIORITY     Place in the queue of prompts of every process, as in
+                              speech-dispatcher (SSIP): important (never interrupted, goes
+                              first), message (default: interrupts text, notification and
+                              progress), text (a newer text replaces a waiting one),
+                              notification (dropped if another prompt plays or waits),
+                              progress (a newer one replaces a waiting one: the last is
+                              spoken). A prompt interrupted, replaced or dropped exits 75;
+                              an interrupted one fades out in 50 ms and hands its duck to
+                              the next prompt, so other streams stay ducked in between.
       --expire-ms MS          Drop the prompt (exit 75) if it has not started within MS
                               (another prompt was playing): a stale prompt is worse than none.
       --on-busy POLICY        wait (default: prompts play one after another) or drop (exit 75
-                              at once if another prompt is playing).
+                              at once if another prompt is playing or waiting).
       --property KEY=VALUE    Set a stream property (repeatable), e.g. media.role=event.
       --say TEXT              Speak TEXT after the files, in the same prompt (repeatable);
                               --voice V and --rate WPM as for duckprompt say.

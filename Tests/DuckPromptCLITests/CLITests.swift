@@ -207,6 +207,8 @@ struct UsageRunTests {
         ["play", "--duck", "-1e300dB", "/nonexistent/x.wav"], // would trap in Ramp
         ["play", "--duck", "-201dB", "/nonexistent/x.wav"],
         ["play", "--duck-mode", "crush", "/nonexistent/x.wav"],
+        ["play", "--priority", "urgent", "/nonexistent/x.wav"],
+        ["say", "--priority", "", "hello"],
         ["play", "--attack-ms", "-5", "/nonexistent/x.wav"],
         ["play", "--attack-ms", "soon", "/nonexistent/x.wav"],
         ["play", "--release-ms", "60001", "/nonexistent/x.wav"],

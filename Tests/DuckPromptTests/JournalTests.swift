@@ -7,7 +7,7 @@ import Testing
 // Each test works in a runtime directory of its own under /tmp; none touches the real one.
 
 /// A private `XDG_RUNTIME_DIR` (mode 0700), removed when the value goes away.
-private final class TempRuntime {
+final class TempRuntime {
     let path: String
 
     init() throws {
@@ -19,6 +19,11 @@ private final class TempRuntime {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     var journalDir: String { path + "/duckprompt" }
+
+    /// The names in the journal directory, sorted.
+    func files() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: journalDir)) ?? []).sorted()
+    }
 }
 
 private func mode(_ path: String) throws -> mode_t {

@@ -64,6 +64,10 @@ public struct DuckJournal: Sendable, Equatable, Codable {
     public var ended: [Ended]
     /// When the journal was last written.
     public var updated: Date
+    /// The gain the streams are at, dB relative to their originals: written when the duck is
+    /// handed over to the next prompt (`JournalStore.handOver`), which starts from it; nil
+    /// otherwise. Non-finite values are written as strings, like `depth`.
+    public var gain: Double?
 
     public init(version: Int = DuckJournal.currentVersion, pid: Int32, processStart: UInt64,
                 server: String? = nil, runtimeDir: String? = nil, serverName: String = "",
@@ -235,7 +239,30 @@ public struct DuckJournal: Sendable, Equatable, Codable {
     // MARK: - JSON
 
     private enum CodingKeys: String, CodingKey {
-        case version, pid, processStart, server, runtimeDir, serverName, depth, streams, ended, updated
+        case version, pid, processStart, server, runtimeDir, serverName, depth, streams, ended, updated, gain
+    }
+
+    /// A dB value that may be -infinity: a number, or `"-inf"`, `"inf"`, `"nan"`.
+    private static func decodeDecibels(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Double {
+        if let text = try? c.decode(String.self, forKey: key) {
+            switch text {
+            case "-inf": return -.infinity
+            case "inf": return .infinity
+            case "nan": return .nan
+            default:
+                throw DecodingError.dataCorruptedError(forKey: key, in: c,
+                    debugDescription: "\(key.stringValue) '\(text)' is neither a number nor -inf, inf or nan")
+            }
+        }
+        return try c.decode(Double.self, forKey: key)
+    }
+
+    private static func encodeDecibels(_ value: Double, _ c: inout KeyedEncodingContainer<CodingKeys>, _ key: CodingKeys) throws {
+        if value.isFinite {
+            try c.encode(value, forKey: key)
+        } else {
+            try c.encode(value.isNaN ? "nan" : value < 0 ? "-inf" : "inf", forKey: key)
+        }
     }
 
     public init(from decoder: Decoder) throws {
@@ -246,21 +273,11 @@ public struct DuckJournal: Sendable, Equatable, Codable {
         server = try c.decodeIfPresent(String.self, forKey: .server)
         runtimeDir = try c.decodeIfPresent(String.self, forKey: .runtimeDir)
         serverName = try c.decodeIfPresent(String.self, forKey: .serverName) ?? ""
-        if let text = try? c.decode(String.self, forKey: .depth) {
-            switch text {
-            case "-inf": depth = -.infinity
-            case "inf": depth = .infinity
-            case "nan": depth = .nan
-            default:
-                throw DecodingError.dataCorruptedError(forKey: .depth, in: c,
-                    debugDescription: "depth '\(text)' is neither a number nor -inf, inf or nan")
-            }
-        } else {
-            depth = try c.decode(Double.self, forKey: .depth)
-        }
+        depth = try Self.decodeDecibels(c, .depth)
         streams = try c.decode([Stream].self, forKey: .streams)
         ended = try c.decodeIfPresent([Ended].self, forKey: .ended) ?? []
         updated = Date(timeIntervalSince1970: try c.decode(Double.self, forKey: .updated))
+        gain = c.contains(.gain) ? try Self.decodeDecibels(c, .gain) : nil
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -271,14 +288,11 @@ public struct DuckJournal: Sendable, Equatable, Codable {
         try c.encodeIfPresent(server, forKey: .server)
         try c.encodeIfPresent(runtimeDir, forKey: .runtimeDir)
         try c.encode(serverName, forKey: .serverName)
-        if depth.isFinite {
-            try c.encode(depth, forKey: .depth)
-        } else {
-            try c.encode(depth.isNaN ? "nan" : depth < 0 ? "-inf" : "inf", forKey: .depth)
-        }
+        try Self.encodeDecibels(depth, &c, .depth)
         try c.encode(streams, forKey: .streams)
         try c.encode(ended, forKey: .ended)
         try c.encode(updated.timeIntervalSince1970, forKey: .updated)
+        if let gain { try Self.encodeDecibels(gain, &c, .gain) }
     }
 
     /// The journal as JSON (sorted keys, pretty-printed: it is small and people read it).
@@ -519,6 +533,46 @@ public final class JournalStore: Sendable {
         }
     }
 
+    /// The name of a duck handed over by an interrupted prompt to the next one.
+    public static let handoverName = "handover.json"
+
+    /// Hands the duck over: writes `journal` (with its `gain`) as this store's journal, then
+    /// renames it to `handover.json`, atomically, for the next prompt to adopt
+    /// (`takeHandover`). Call holding the `RuntimeLock`, before releasing it.
+    /// - Throws: `DuckPromptError(.internal)` naming the file. `renameat(2)`.
+    public func handOver(_ journal: DuckJournal) throws {
+        try write(journal)
+        guard renameat(directoryFD, Self.fileName(pid: pid), directoryFD, Self.handoverName) == 0 else {
+            throw Self.failure("cannot rename \(path) to \(directory)/\(Self.handoverName)", errno)
+        }
+        _ = fsync(directoryFD)
+    }
+
+    /// Whether a handed-over duck waits for adoption.
+    public var hasHandover: Bool {
+        if case .missing = readFile(named: Self.handoverName) { return false }
+        return true
+    }
+
+    /// The duck a prompt handed over, nil when there is none (or it cannot be read: then
+    /// `orphans` restores it once its owner is gone). Call holding the `RuntimeLock`; after
+    /// writing the journal that takes its streams over, `removeHandover()`.
+    public func takeHandover() -> DuckJournal? {
+        guard case .data(let data) = readFile(named: Self.handoverName) else { return nil }
+        return try? DuckJournal.decoded(from: data)
+    }
+
+    /// Removes `handover.json` (adopted, or taken back by its owner).
+    public func removeHandover() {
+        unlinkat(directoryFD, Self.handoverName, 0)
+    }
+
+    /// Takes a handed-over duck back as this store's journal (no one adopted it): renames
+    /// `handover.json` to `journal-<pid>.json`. False when it is gone (adopted meanwhile).
+    public func reclaimHandover() -> Bool {
+        renameat(directoryFD, Self.handoverName, directoryFD, Self.fileName(pid: pid)) == 0
+    }
+
     /// Reads this store's own journal back, nil when there is none.
     /// - Throws: `DuckPromptError(.internal)` when it cannot be read, `.unsupportedData` when
     ///   it is not a journal; both name the file.
@@ -564,7 +618,9 @@ public final class JournalStore: Sendable {
                 if tempPid != pid, !Self.processExists(tempPid) { unlinkat(directoryFD, name, 0) }
                 continue
             }
-            guard let namePid = Self.pid(inJournalName: name), namePid != pid else { continue }
+            let isHandover = name == Self.handoverName
+            guard let namePid = isHandover ? Int32?.some(0) : Self.pid(inJournalName: name),
+                  isHandover || namePid != pid else { continue }
             let data: Data
             switch readFile(named: name) {
             case .missing: continue
@@ -576,13 +632,13 @@ public final class JournalStore: Sendable {
             let journal: DuckJournal
             do {
                 journal = try DuckJournal.decoded(from: data)
-                guard journal.pid == namePid else {
+                guard isHandover || journal.pid == namePid else {
                     throw DuckPromptError(.unsupportedData, "garbled journal (it names pid \(journal.pid))")
                 }
             } catch {
                 let message = (error as? DuckPromptError)?.message ?? "\(error)"
                 let otherVersion = DuckJournal.version(of: data).map { $0 != DuckJournal.currentVersion } ?? false
-                if otherVersion || Self.processExists(namePid) {
+                if otherVersion || (!isHandover && Self.processExists(namePid)) {
                     report(JournalProblem(path: path, reason: message, removed: false))
                 } else {
                     let removed = unlinkat(directoryFD, name, 0) == 0
@@ -632,7 +688,7 @@ public final class JournalStore: Sendable {
     }
 
     /// The names in the directory, read through a new descriptor of the same directory.
-    private func listNames() throws -> [String] {
+    func listNames() throws -> [String] {
         let fd = openat(directoryFD, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0, let dir = fdopendir(fd) else {
             let err = errno

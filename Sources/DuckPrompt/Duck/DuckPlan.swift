@@ -131,6 +131,36 @@ public struct DuckPlan: Sendable, Equatable {
             .map { Entry(index: $0.index, original: $0.volume, key: RestoreKey($0)) }
     }
 
+    /// Takes over the duck an interrupted prompt handed over (`JournalStore.takeHandover`), so
+    /// that the streams stay down between the two prompts: each of its streams still there
+    /// (same index and `RestoreKey`, same channel count, not excluded) gets the journal's own
+    /// volume as its original and its live volume as current; its ended streams are kept for
+    /// repair; the gain becomes the journal's `gain` (else its depth). The next ramp starts
+    /// from there (to this plan's depth, or to 0 dB when this prompt does not duck).
+    /// - Parameters:
+    ///   - journal: the handed-over duck.
+    ///   - live: every sink-input now (`pa_context_get_sink_input_info_list`).
+    public mutating func adopt(_ journal: DuckJournal, live: [SinkInput]) {
+        let byIndex = Dictionary(live.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
+        for stream in journal.streams {
+            guard let input = byIndex[stream.index], RestoreKey(input) == stream.key,
+                  !excluded.contains(stream.index), input.hasVolume,
+                  input.volume.values.count == stream.original.values.count else { continue }
+            entries.removeAll { $0.index == stream.index }
+            entries.append(Entry(index: stream.index, original: stream.original, key: stream.key,
+                                 current: input.volume))
+        }
+        entries.sort { $0.index < $1.index }
+        let handed = journal.gain ?? journal.depth
+        gain = handed.isNaN ? 0 : min(0, handed)
+        for gone in journal.ended where !ended.contains(where: { $0.key == gone.key }) {
+            // Saved by the server at (about) the handed-over gain.
+            var entry = Entry(index: UInt32.max, original: gone.original, key: gone.key)
+            entry.current = Self.volume(gone.original, atGain: gain)
+            ended.append(entry)
+        }
+    }
+
     /// Whether a stream is ducked: it has a writable volume, its role is not exempt, it is not
     /// excluded, and it is not plumbing — a stream that carries another sink's audio (owned by
     /// a module: loopback, combine, remap, filters; or a PipeWire filter/loopback output, which

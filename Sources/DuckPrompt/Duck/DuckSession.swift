@@ -27,10 +27,14 @@ final class DuckSession: @unchecked Sendable {
         self.plan = plan
         pending = PendingOperations(mainloop: connection.mainloop)
         inbox = EventInbox(mainloop: connection.mainloop)
-        if plan.depth < 0 { try connection.subscribe(into: inbox) }
+        subscribed = plan.depth < 0 || !plan.entries.isEmpty
+        if subscribed { try connection.subscribe(into: inbox) }
     }
 
-    deinit { if plan.depth < 0 { connection.unsubscribe() } }
+    /// Whether sink-input events are followed: the plan ducks, or took over ducked streams.
+    private let subscribed: Bool
+
+    deinit { if subscribed { connection.unsubscribe() } }
 
     /// `DUCKPROMPT_DEBUG=1` traces events and actions on stderr.
     private static let debug = ProcessInfo.processInfo.environment["DUCKPROMPT_DEBUG"] != nil
@@ -136,6 +140,26 @@ final class DuckSession: @unchecked Sendable {
             }
         }
     }
+
+    /// Hands the duck over to the next prompt instead of releasing it (this prompt was
+    /// interrupted by a newer one): waits for the volume writes in flight, then writes
+    /// `handover.json` with the plan and its gain. The streams stay where they are.
+    /// - Returns: false when there is nothing to hand over (no journal: nothing was ducked).
+    /// - Throws: `.internal` when the handover file cannot be written.
+    func handOver() throws -> Bool {
+        guard let journal else { return false }
+        let current = connection.withLock { () -> DuckPlan in
+            handleEventsLocked()
+            connection.waitLocked(for: pending)
+            return self.plan
+        }
+        try journal.handOver(current)
+        return true
+    }
+
+    /// Takes back a duck that was handed over but not adopted (no prompt waits): `finish()`
+    /// may then release it.
+    func reclaim() -> Bool { journal?.reclaim() ?? false }
 
     /// The end of the duck: every stream at its own volume exactly (already ramped there),
     /// the writes acknowledged, and saved volumes left ducked by streams that ended repaired.

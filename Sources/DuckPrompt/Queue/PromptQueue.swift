@@ -1,0 +1,248 @@
+import Foundation
+
+/// The prompt queue shared by every duckprompt of a user, across processes and inside one:
+/// one ticket file per prompt in the journal directory (`$XDG_RUNTIME_DIR/duckprompt/`), the
+/// rules of `QueuePolicy`, and the `RuntimeLock` for the prompt that plays.
+///
+/// Files:
+/// - `queue.lock`: held (`flock` `LOCK_EX`) for the few µs a prompt reads or changes the queue;
+///   holds the arrival counter.
+/// - `ticket-<seq>.json`: one per waiting or playing prompt (`{"seq", "pid", "priority",
+///   "playing", "name"}`). Its owner holds a shared `flock` on it for as long as it is in the
+///   queue: a ticket whose lock can be taken belongs to a dead prompt and is removed.
+/// - `ticket-<seq>.stop`: written by a newer prompt that interrupts or replaces it; one line,
+///   the reason. The owner polls for it every `pollInterval`.
+///
+/// Threading: a `PromptQueue` is immutable; a `Ticket` is used by one thread at a time, except
+/// `stopReason`, which any thread may call.
+public final class PromptQueue: Sendable {
+    let store: JournalStore
+
+    /// How often a waiting prompt looks at the queue, and a playing one for a stop request.
+    public static let pollInterval: Duration = .milliseconds(5)
+
+    /// - Parameter store: the journal directory (it holds the queue too).
+    public init(store: JournalStore) {
+        self.store = store
+    }
+
+    /// Enters the queue (`QueuePolicy.arrive`): tells the prompts it interrupts or replaces to
+    /// stop, and takes a ticket.
+    ///
+    /// - Parameters:
+    ///   - priority: the prompt's priority.
+    ///   - onBusyDrop: `--on-busy drop`: give up when any prompt plays or waits.
+    ///   - name: for messages (`media.name`, the file name).
+    /// - Returns: the ticket; `waitTurn` it, then `leave()` it when the prompt is done.
+    /// - Throws: `DuckPromptError(.dropped)` with the reason when the policy drops the prompt;
+    ///   `.internal` naming the file when a queue file cannot be used.
+    public func enter(priority: PromptPriority, onBusyDrop: Bool = false, name: String = "") throws -> Ticket {
+        try withQueueLock { counterFD in
+            let live = try liveTickets()
+            switch QueuePolicy.arrive(priority, into: live.map(\.prompt), onBusyDrop: onBusyDrop) {
+            case .drop(let reason):
+                throw DuckPromptError(.dropped, "prompt dropped: \(reason)")
+            case .enqueue(let interrupt, let replace):
+                let seq = try nextSeq(counterFD)
+                let who = "a \(priority.rawValue) prompt (pid \(getpid()))"
+                for s in interrupt { requestStop(seq: s, reason: "interrupted by \(who)") }
+                for s in replace { requestStop(seq: s, reason: "replaced by a newer \(who.dropFirst(2))") }
+                return try Ticket(queue: self, seq: seq, priority: priority, name: name)
+            }
+        }
+    }
+
+    // MARK: - Files
+
+    static let lockName = "queue.lock"
+    static func ticketName(_ seq: UInt64) -> String { "ticket-\(seq).json" }
+    static func stopName(_ seq: UInt64) -> String { "ticket-\(seq).stop" }
+
+    /// `ticket-<seq>.json` → seq.
+    static func seq(inTicketName name: String) -> UInt64? {
+        guard name.hasPrefix("ticket-"), name.hasSuffix(".json") else { return nil }
+        return UInt64(name.dropFirst("ticket-".count).dropLast(".json".count))
+    }
+
+    /// What a ticket file holds.
+    struct TicketRecord: Codable, Equatable {
+        var seq: UInt64
+        var pid: Int32
+        var priority: PromptPriority
+        var playing: Bool
+        var name: String
+        var prompt: QueuedPrompt { QueuedPrompt(seq: seq, priority: priority, playing: playing) }
+    }
+
+    /// Runs `body` holding `queue.lock` (blocking `flock`: it is held only for a few file
+    /// operations).
+    func withQueueLock<T>(_ body: (Int32) throws -> T) throws -> T {
+        let fd = openat(store.directoryFD, Self.lockName, O_CREAT | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw JournalStore.failure("cannot open \(store.directory)/\(Self.lockName)", errno) }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw JournalStore.failure("cannot lock \(store.directory)/\(Self.lockName)", errno) }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body(fd)
+    }
+
+    /// The next arrival number, kept in `queue.lock` (queue lock held).
+    private func nextSeq(_ fd: Int32) throws -> UInt64 {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        let last = n > 0 ? UInt64(String(decoding: buffer[0..<n], as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 : 0
+        let seq = last + 1
+        let text = Array("\(seq)\n".utf8)
+        _ = ftruncate(fd, 0)
+        let written = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard written == text.count else { throw JournalStore.failure("cannot write \(store.directory)/\(Self.lockName)", errno) }
+        return seq
+    }
+
+    /// The tickets of live prompts, in arrival order; removes those of dead ones and stop files
+    /// left without a ticket (queue lock held).
+    func liveTickets() throws -> [TicketRecord] {
+        var live: [TicketRecord] = []
+        let names = try store.listNames()
+        for name in names {
+            guard let seq = Self.seq(inTicketName: name) else { continue }
+            let fd = openat(store.directoryFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            // The owner holds LOCK_SH for as long as it is queued: an exclusive lock that
+            // succeeds means the owner is gone.
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                unlinkat(store.directoryFD, name, 0)
+                unlinkat(store.directoryFD, Self.stopName(seq), 0)
+                continue
+            }
+            guard case .data(let data) = store.readFile(named: name),
+                  let record = try? JSONDecoder().decode(TicketRecord.self, from: data), record.seq == seq else {
+                // Being written by its owner (it holds the lock): not counted this time.
+                continue
+            }
+            live.append(record)
+        }
+        for name in names where name.hasPrefix("ticket-") && name.hasSuffix(".stop") {
+            let ticket = String(name.dropLast(".stop".count)) + ".json"
+            if !names.contains(ticket) { unlinkat(store.directoryFD, name, 0) }
+        }
+        return live.sorted { $0.seq < $1.seq }
+    }
+
+    /// Writes `ticket-<seq>.stop` with the reason (queue lock held). Best effort: a prompt
+    /// that cannot be told plays on.
+    private func requestStop(seq: UInt64, reason: String) {
+        let fd = openat(store.directoryFD, Self.stopName(seq), O_CREAT | O_NOFOLLOW | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let text = Array((reason + "\n").utf8)
+        _ = text.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+}
+
+/// One prompt's place in the `PromptQueue`: waiting, then playing, then gone.
+public final class Ticket: @unchecked Sendable {
+    /// Arrival number.
+    public let seq: UInt64
+    public let priority: PromptPriority
+    private let queue: PromptQueue
+    private let name: String
+    private let lock = NSLock()
+    /// The open ticket file, with `LOCK_SH` held; -1 once left.
+    private var fd: Int32
+
+    /// Creates the ticket file (queue lock held).
+    fileprivate init(queue: PromptQueue, seq: UInt64, priority: PromptPriority, name: String) throws {
+        self.queue = queue
+        self.seq = seq
+        self.priority = priority
+        self.name = name
+        let store = queue.store
+        let file = PromptQueue.ticketName(seq)
+        unlinkat(store.directoryFD, PromptQueue.stopName(seq), 0)
+        fd = openat(store.directoryFD, file, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw JournalStore.failure("cannot create \(store.directory)/\(file)", errno) }
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else {
+            let err = errno
+            close(fd)
+            unlinkat(store.directoryFD, file, 0)
+            throw JournalStore.failure("cannot lock \(store.directory)/\(file)", err)
+        }
+        try write(playing: false)
+    }
+
+    deinit { leave() }
+
+    private func write(playing: Bool) throws {
+        let record = PromptQueue.TicketRecord(seq: seq, pid: getpid(), priority: priority, playing: playing, name: name)
+        let data = try JSONEncoder().encode(record)
+        _ = ftruncate(fd, 0)
+        let n = data.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard n == data.count else {
+            throw JournalStore.failure("cannot write \(queue.store.directory)/\(PromptQueue.ticketName(seq))", errno)
+        }
+    }
+
+    /// Why a newer prompt asked this one to stop ("interrupted by a message prompt (pid 12)",
+    /// "replaced by a newer text prompt (pid 12)"), nil while none did. Any thread.
+    public var stopReason: String? {
+        guard case .data(let data) = queue.store.readFile(named: PromptQueue.stopName(seq)) else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? "stopped by another prompt" : text
+    }
+
+    /// Waits until this prompt is the next to play (`QueuePolicy.next`) and the `RuntimeLock`
+    /// is free, then marks the ticket playing. Polls every `PromptQueue.pollInterval`.
+    ///
+    /// - Parameters:
+    ///   - deadline: when the prompt has not started by then it is dropped (`--expire-ms`);
+    ///     nil waits as long as it takes.
+    ///   - expireMs: for the message.
+    ///   - cancelled: polled; true stops the wait.
+    /// - Returns: the held lock: the duck is this prompt's until it releases it.
+    /// - Throws: `DuckPromptError(.dropped)` when the deadline passes or a newer prompt
+    ///   replaced this one; `CancellationError`; `.internal` when a queue file cannot be used.
+    ///   The ticket has left the queue when it throws.
+    public func waitTurn(deadline: ContinuousClock.Instant?, expireMs: Int? = nil,
+                         cancelled: () -> Bool = { false }) throws -> RuntimeLock {
+        do {
+            while true {
+                if cancelled() { throw CancellationError() }
+                if let reason = stopReason { throw DuckPromptError(.dropped, "prompt dropped: \(reason)") }
+                let lock = try queue.withQueueLock { _ -> RuntimeLock? in
+                    let live = try queue.liveTickets()
+                    guard QueuePolicy.next(in: live.map(\.prompt)) == seq,
+                          let lock = try RuntimeLock.tryAcquire(in: queue.store) else { return nil }
+                    try write(playing: true)
+                    return lock
+                }
+                if let lock { return lock }
+                if let deadline, ContinuousClock.now >= deadline {
+                    let ms = expireMs.map { "\($0) ms" } ?? "its deadline"
+                    throw DuckPromptError(.dropped, "prompt dropped: not started within \(ms) (another prompt was playing)")
+                }
+                var pause = PromptQueue.pollInterval
+                if let deadline { pause = min(pause, max(.zero, deadline - ContinuousClock.now)) }
+                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) * 1e-18 + Double(pause.components.seconds))
+            }
+        } catch {
+            leave()
+            throw error
+        }
+    }
+
+    /// Leaves the queue: removes the ticket and its stop file, drops its lock. Idempotent.
+    public func leave() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard fd >= 0 else { return }
+        let store = queue.store
+        unlinkat(store.directoryFD, PromptQueue.ticketName(seq), 0)
+        unlinkat(store.directoryFD, PromptQueue.stopName(seq), 0)
+        close(fd)
+        fd = -1
+    }
+}

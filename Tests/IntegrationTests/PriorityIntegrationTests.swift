@@ -1,0 +1,190 @@
+import DuckPrompt
+import Foundation
+import Testing
+
+/// SSIP priorities across processes and inside one, judged from the speaker's monitor: a
+/// `message` interrupts a `text` with a fade and no gap in the duck, a `notification` is
+/// dropped, an `important` prompt is never interrupted, a newer `text` replaces a waiting one.
+@Suite(.serialized)
+struct PriorityIntegrationTests {
+    typealias Rig = PlayIntegrationTests.Rig
+
+    static let musicHz = 300.0
+    static let textHz = 1000.0, messageHz = 1500.0, notificationHz = 2000.0, importantHz = 700.0
+
+    /// Whether `hertz` is audible (above -30 dB) in the last 100 ms received.
+    static func hearing(_ recorder: MonitorRecorder, hertz: Double) -> Bool {
+        let data = recorder.background.bytes
+        let frames = data.count / 4
+        let want = MonitorRecorder.rate / 10
+        guard frames >= want else { return false }
+        let tail: [Float] = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)[(frames - want)..<frames]) }
+        return (Levels.tone(tail, hertz: hertz).max() ?? -200) > -30
+    }
+
+    static func waitHearing(_ recorder: MonitorRecorder, hertz: Double, what: String) throws {
+        guard eventually(timeout: timeLimit(8), { hearing(recorder, hertz: hertz) }) else {
+            throw TestFailure("\(what) never became audible on the monitor")
+        }
+    }
+
+    /// The levels of windows `from...through`, without those within 3 windows of an edge.
+    static func windows(_ levels: [Double], from: Int, through: Int, skipping edges: [Int]) -> [Double] {
+        (from...through).filter { i in !edges.contains { abs(i - $0) <= 3 } }.map { levels[$0] }
+    }
+
+    @Test("Two processes: message interrupts text within 100 ms, no overlap, no gap in the duck; notification dropped; important never interrupted")
+    func priorities() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        try DuckIntegrationTests.player(rig, sink: speaker, app: "prio-music-\(rig.tag)", role: "music\(rig.tag)",
+                                        volume: 50000)
+        let text = try TestAudio.sine("prio-text.wav", hertz: Int(Self.textHz), seconds: 3, channels: 1)
+        let message = try TestAudio.sine("prio-message.wav", hertz: Int(Self.messageHz), seconds: 1, channels: 1)
+        let notification = try TestAudio.sine("prio-notification.wav", hertz: Int(Self.notificationHz), seconds: 1, channels: 1)
+        let important = try TestAudio.sine("prio-important.wav", hertz: Int(Self.importantHz), seconds: 1.5, channels: 1)
+        let recorder = try MonitorRecorder(sink: speaker)
+        try recorder.waitForAudio(seconds: 1.0)
+
+        // 1. A text prompt plays; a message interrupts it; a notification sent meanwhile is dropped.
+        let textRun = try Background([duckpromptBinary, "play", "--priority", "text", text], captureStderr: true)
+        try Self.waitHearing(recorder, hertz: Self.textHz, what: "the text prompt")
+        try recorder.waitForMoreAudio(seconds: 0.5)
+        let launched = recorder.receivedSeconds
+        let messageRun = try Background([duckpromptBinary, "play", "--priority", "message", message], captureStderr: true)
+        let dropped = try run([duckpromptBinary, "play", "--priority", "notification", notification], check: false)
+        #expect(dropped.status == 75, "notification: exit \(dropped.status), \(dropped.stderr)")
+        #expect(dropped.stderr.contains("notification prompt is dropped"), "\(dropped.stderr)")
+        let textStatus = textRun.wait(timeout: timeLimit(10))
+        let textErr = String(decoding: textRun.bytes, as: UTF8.self)
+        #expect(textStatus == 75, "text: exit \(String(describing: textStatus)), \(textErr)")
+        #expect(textErr.contains("interrupted by a message prompt"), "\(textErr)")
+        #expect(messageRun.wait(timeout: timeLimit(10)) == 0, "\(String(decoding: messageRun.bytes, as: UTF8.self))")
+        try recorder.waitForMoreAudio(seconds: 1.0)
+
+        // 2. An important prompt plays; a message sent meanwhile waits for its end.
+        let importantRun = try Background([duckpromptBinary, "play", "--priority", "important", important],
+                                          captureStderr: true)
+        try Self.waitHearing(recorder, hertz: Self.importantHz, what: "the important prompt")
+        try recorder.waitForMoreAudio(seconds: 0.3)
+        let second = try run([duckpromptBinary, "play", "--priority", "message", message], check: false)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(importantRun.wait(timeout: timeLimit(10)) == 0, "\(String(decoding: importantRun.bytes, as: UTF8.self))")
+        try recorder.waitForMoreAudio(seconds: 1.0)
+        let samples = recorder.stop()
+
+        let textLevels = Levels.tone(samples, hertz: Self.textHz)
+        let messageLevels = Levels.tone(samples, hertz: Self.messageHz)
+        let textSpan = try #require(Levels.span(textLevels, above: -30), "no text prompt on the monitor")
+        let firstMessage = try #require(messageLevels.indices.first { messageLevels[$0] >= -30 }, "no message on the monitor")
+        let interruptMs = (Double(textSpan.last + 1) * 0.01 - launched) * 1000
+        print("[\(TestServer.kind)] message launched at \(Int(launched * 1000)) ms of the recording; text heard until "
+              + "\((textSpan.last + 1) * 10) ms (\(Int(interruptMs)) ms later); message from \(firstMessage * 10) ms")
+        #expect(interruptMs <= 100, "the text prompt was heard \(Int(interruptMs)) ms after the message was started")
+        #expect(textSpan.count < 290, "the text prompt played whole (\(textSpan.count) windows)")
+        #expect(firstMessage > textSpan.last, "text and message overlap")
+        // (A window or two at an edge of another prompt is its splash, not a prompt.)
+        #expect((Levels.span(Levels.tone(samples, hertz: Self.notificationHz), above: -30)?.count ?? 0) < 5,
+                "the dropped notification was heard")
+
+        // The duck holds from the text prompt's start to the end of the message.
+        let music = Levels.tone(samples, hertz: Self.musicHz)
+        let before = Levels.median(music[max(0, textSpan.first - 60)..<max(1, textSpan.first - 30)])
+        let messageEnd = firstMessage + 96  // short of the message's own end
+        // The prompts' own edges (the text's fade, the message's onset) splash into the music's
+        // frequency for a window or two: those windows say nothing about the duck.
+        let held = Self.windows(music, from: textSpan.first + 5, through: messageEnd, skipping: [textSpan.last, firstMessage])
+        let ducked = Levels.median(held)
+        print("[\(TestServer.kind)] music \(before) dB before, \(ducked) dB ducked, loudest window while held "
+              + "\(held.max()!) dB (text \(textSpan.first * 10)-\(textSpan.last * 10) ms, message from \(firstMessage * 10) ms)")
+        #expect(abs((before - ducked) - 20) <= 1.5, "ducked by \(before - ducked) dB")
+        let loud = (textSpan.first + 5...messageEnd).filter { music[$0] >= ducked + 3 }
+        let where_ = loud.map { "\($0 * 10) ms \(Int(music[$0])) dB" }.joined(separator: ", ")
+        #expect(held.max()! < ducked + 3, "the duck was released between the text and the message: \(where_)")
+
+        // The important prompt is heard whole, then the message.
+        let importantLevels = Array(Levels.tone(samples, hertz: Self.importantHz)[(messageEnd + 14)...])
+        let found = try #require(Levels.span(importantLevels, above: -30), "no important prompt on the monitor")
+        let importantSpan = (first: found.first + messageEnd + 14, last: found.last + messageEnd + 14, count: found.count)
+        #expect(importantSpan.count >= 148, "important: \(importantSpan.count) windows of 150")
+        let laterMessage = messageLevels.indices.filter { $0 > importantSpan.first && messageLevels[$0] >= -30 }
+        #expect(laterMessage.count >= 98, "second message: \(laterMessage.count) windows of 100")
+        #expect((laterMessage.first ?? 0) > importantSpan.last, "the message interrupted the important prompt")
+    }
+
+    @Test("A newer text replaces a waiting one; of a run of progress prompts the last is spoken")
+    func replacement() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let first = try TestAudio.sine("prio-first.wav", hertz: 1000, seconds: 1.5, channels: 1)
+        let stale = try TestAudio.sine("prio-stale.wav", hertz: 1500, seconds: 0.5, channels: 1)
+        let fresh = try TestAudio.sine("prio-fresh.wav", hertz: 2000, seconds: 0.5, channels: 1)
+        let recorder = try MonitorRecorder(sink: speaker)
+        try recorder.waitForAudio(seconds: 1.0)
+        for priority in ["text", "progress"] {
+            let playing = try Background([duckpromptBinary, "play", "--priority", priority, first], captureStderr: true)
+            try Self.waitHearing(recorder, hertz: 1000, what: "the first \(priority) prompt")
+            let waiting = try Background([duckpromptBinary, "play", "--priority", priority, stale], captureStderr: true)
+            Thread.sleep(forTimeInterval: 0.2)
+            let newer = try Background([duckpromptBinary, "play", "--priority", priority, fresh], captureStderr: true)
+            let staleStatus = waiting.wait(timeout: timeLimit(10))
+            let staleErr = String(decoding: waiting.bytes, as: UTF8.self)
+            #expect(staleStatus == 75, "\(priority): waiting prompt exit \(String(describing: staleStatus)), \(staleErr)")
+            #expect(staleErr.contains("replaced by a newer \(priority) prompt"), "\(staleErr)")
+            #expect(playing.wait(timeout: timeLimit(10)) == 0, "\(priority): the playing prompt was interrupted")
+            #expect(newer.wait(timeout: timeLimit(10)) == 0, "\(priority): \(String(decoding: newer.bytes, as: UTF8.self))")
+        }
+        try recorder.waitForMoreAudio(seconds: 0.5)
+        let samples = recorder.stop()
+        // (A window or two at an edge of another prompt is its splash, not a prompt.)
+        #expect((Levels.span(Levels.tone(samples, hertz: 1500), above: -30)?.count ?? 0) < 5, "a replaced prompt was heard")
+        let freshWindows = Levels.span(Levels.tone(samples, hertz: 2000), above: -30)?.count ?? 0
+        #expect(freshWindows >= 96, "the newest prompts: \(freshWindows) windows of 100")
+        let firstWindows = Levels.span(Levels.tone(samples, hertz: 1000), above: -30)?.count ?? 0
+        #expect(firstWindows >= 296, "the playing prompts: \(firstWindows) windows of 300")
+    }
+
+    @Test("Inside one process: a message Task interrupts a text Task and takes its duck over")
+    func inProcess() async throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "prio-inproc-\(rig.tag)"
+        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
+        let text = try TestAudio.sine("prio-text.wav", hertz: Int(Self.textHz), seconds: 3, channels: 1)
+        let message = try TestAudio.sine("prio-message.wav", hertz: Int(Self.messageHz), seconds: 1, channels: 1)
+        let recorder = try MonitorRecorder(sink: speaker)
+        try recorder.waitForAudio(seconds: 1.0)
+
+        var textOptions = PlayOptions()
+        textOptions.priority = .text
+        let textTask = Task { try await DuckPrompt.play(files: [text], options: textOptions) }
+        try Self.waitHearing(recorder, hertz: Self.textHz, what: "the text prompt")
+        let launched = recorder.receivedSeconds
+        let report = try await DuckPrompt.play(files: [message])
+        await #expect(throws: DuckPromptError.self) { _ = try await textTask.value }
+        if case .failure(let error as DuckPromptError) = await textTask.result {
+            #expect(error.code == .dropped && error.message.contains("interrupted by a message prompt"), "\(error)")
+        }
+        #expect(report.framesPlayed == 48_000)
+        try recorder.waitForMoreAudio(seconds: 1.0)
+        let samples = recorder.stop()
+        let textSpan = try #require(Levels.span(Levels.tone(samples, hertz: Self.textHz), above: -30))
+        let messageLevels = Levels.tone(samples, hertz: Self.messageHz)
+        let messageSpan = try #require(Levels.span(messageLevels, above: -30))
+        print("[\(TestServer.kind)] in-process: text heard until \(Int((Double(textSpan.last + 1) * 0.01 - launched) * 1000)) ms after the message began")
+        #expect(messageSpan.first > textSpan.last, "text and message overlap")
+        #expect(messageSpan.count >= 98)
+        let music = Levels.tone(samples, hertz: Self.musicHz)
+        let held = Self.windows(music, from: textSpan.first + 5, through: messageSpan.last - 5,
+                                skipping: [textSpan.last, messageSpan.first])
+        #expect(held.max()! < Levels.median(held) + 3, "the duck was released between the prompts")
+        // Everything restored at the end.
+        #expect(try Pactl.volume(ofApp: app) == [50000, 50000])
+    }
+}
