@@ -171,11 +171,13 @@ final class PromptStream: @unchecked Sendable {
     }
 
     /// Stops an interrupted prompt without a click: its own volume falls by 60 dB over
-    /// `durationMs` (default 50) in 5 ms steps, then the stream is corked and flushed and its volume set
-    /// back (so the server's saved prompt volume is unchanged). Call without the lock.
+    /// `durationMs` (default 50) in 5 ms steps, then the stream is corked and flushed and its
+    /// volume set back — to `own` when given (the saved slot, under a relative `--volume`),
+    /// else to where the fade began — so the server's saved prompt volume is unchanged. Call
+    /// without the lock.
     /// libpulse: `pa_context_get_sink_input_info`, `pa_context_set_sink_input_volume`,
     /// `pa_stream_cork`, `pa_stream_flush`.
-    func fadeOutAndStop(durationMs: Int = 50) {
+    func fadeOutAndStop(durationMs: Int = 50, restoring own: ChannelVolumes? = nil) {
         let index = connection.withLock { pa_stream_get_index(stream) }
         if index != dp_pa_invalid_index(), let input = try? connection.sinkInput(index), input.hasVolume {
             let pending = PendingOperations(mainloop: connection.mainloop)
@@ -199,12 +201,36 @@ final class PromptStream: @unchecked Sendable {
                 stopLocked()
                 // Its own volume back: the server saves it for media.role=navigation, and the
                 // next prompt must not start 60 dB down.
-                connection.setSinkInputVolumeLocked(index, input.volume, pending: pending)
+                connection.setSinkInputVolumeLocked(index, own ?? input.volume, pending: pending)
                 connection.waitLocked(for: pending)
             }
             return
         }
         connection.withLock { stopLocked() }
+    }
+
+    /// The stream's own volume as the server has it now (`pa_context_get_sink_input_info`):
+    /// at first, the volume its restore policy saved for the stream's `media.role`. Nil when
+    /// the stream has no index yet or no volume.
+    /// - Throws: `.unavailable` when the server does not answer.
+    func ownVolume() throws -> ChannelVolumes? {
+        let index = connection.withLock { pa_stream_get_index(stream) }
+        guard index != dp_pa_invalid_index(), let input = try connection.sinkInput(index), input.hasVolume else {
+            return nil
+        }
+        return input.volume
+    }
+
+    /// Sets the stream's own volume (`pa_context_set_sink_input_volume`) and waits for the
+    /// answer. The server's restore policy saves it for the stream's `media.role`.
+    func setOwnVolume(_ volume: ChannelVolumes) {
+        let index = connection.withLock { pa_stream_get_index(stream) }
+        guard index != dp_pa_invalid_index() else { return }
+        let pending = PendingOperations(mainloop: connection.mainloop)
+        connection.withLock {
+            connection.setSinkInputVolumeLocked(index, volume, pending: pending)
+            connection.waitLocked(for: pending)
+        }
     }
 
     /// Frames handed to the server so far.
