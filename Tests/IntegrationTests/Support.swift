@@ -260,6 +260,26 @@ enum Levels {
         return sorted[sorted.count / 2]
     }
 
+    /// Runs of windows at or above `threshold`, bridging gaps of up to `gap` windows, with at
+    /// least `minCount` windows above, in time order, as (first, last, count of windows
+    /// above): the prompts heard, without the stray window another prompt's edge splashes into
+    /// their frequency.
+    static func runs(_ levels: [Double], above threshold: Double, gap: Int = 2,
+                     minCount: Int = 10) -> [(first: Int, last: Int, count: Int)] {
+        var found: [(first: Int, last: Int, count: Int)] = []
+        var current: (first: Int, last: Int, count: Int)? = nil
+        for i in levels.indices where levels[i] >= threshold {
+            if let c = current, i - c.last <= gap + 1 {
+                current = (c.first, i, c.count + 1)
+            } else {
+                if let c = current, c.count >= minCount { found.append(c) }
+                current = (i, i, 1)
+            }
+        }
+        if let c = current, c.count >= minCount { found.append(c) }
+        return found
+    }
+
     /// Indices of windows at or above `threshold`, as (first, last, count).
     static func span(_ levels: [Double], above threshold: Double) -> (first: Int, last: Int, count: Int)? {
         let hits = levels.indices.filter { levels[$0] >= threshold }
