@@ -367,7 +367,10 @@ public enum DuckPrompt {
         let watcher = StopWatcher(ticket: ticket, control: control)
         defer { watcher.cancel() }
         let notes = Recovery.recoverOrphans(store: store, server: server)
-        let handed = store.takeHandover()
+        // Only a duck on this same server can be taken over (another is left for its owner,
+        // or restored once its owner is gone).
+        let runtimeDir = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"]
+        let handed = store.takeHandover().flatMap { $0.server == server.server && $0.runtimeDir == runtimeDir ? $0 : nil }
 
         let connection = try PulseConnection(server: server.server, clientName: server.clientName,
                                              timeout: server.timeout)
