@@ -282,6 +282,20 @@ public enum DuckPrompt {
                     while true {
                         let events = try connection.withLock { try connection.nextEventsLocked(inbox) }
                         if events.isEmpty { break }
+                        if events.allSatisfy(Self.isVolumeChurn) {
+                            // A duck ramp changes sink-inputs up to 100 times a second: such
+                            // changes alone are gathered for 100 ms into one look at the server.
+                            let until = ContinuousClock.now + .milliseconds(100)
+                            connection.withLock {
+                                connection.withWakeupLocked(at: until) {
+                                    while ContinuousClock.now < until, !connection.interrupted,
+                                          inbox.events.allSatisfy(Self.isVolumeChurn) {
+                                        connection.waitLocked()
+                                    }
+                                }
+                                inbox.events.removeAll()
+                            }
+                        }
                         let next = try look()
                         let changes = DeviceChange.between(listing, next)
                         listing = next
@@ -296,6 +310,12 @@ public enum DuckPrompt {
             thread.name = "duckprompt-watch"
             thread.start()
         }
+    }
+
+    /// A sink-input that changed (volume, cork, properties): it may change the route, but
+    /// needs no look at once.
+    private static func isVolumeChurn(_ event: ServerEvent) -> Bool {
+        event.facility == .sinkInput && event.change == .changed
     }
 
     /// Plays one prompt: routes it, ducks every other stream, plays it whole, restores.
