@@ -11,7 +11,9 @@ struct ChildRun {
     var status: Int32
     /// User + system CPU seconds (`ru_utime + ru_stime`).
     var cpuSeconds: Double
-    /// Peak resident set size in MiB (`ru_maxrss`, KiB on Linux).
+    /// Peak resident set size in MiB: the last `VmHWM` of /proc/PID/status seen while it ran
+    /// (sampled every 20 ms). Not `ru_maxrss`: posix_spawn's child shares this process's
+    /// memory until it execs, and Linux carries that high-water mark into `ru_maxrss`.
     var peakRSSMiB: Double
     /// The first 500 bytes of standard error, for a failure note.
     var stderr: String
@@ -24,6 +26,9 @@ final class Child: @unchecked Sendable {
     let pid: pid_t
     let started: UInt64
     private let errPath: String
+    private let lock = NSLock()
+    private var highWaterKiB = 0.0
+    private var exited = false
 
     /// Starts `arguments` (PATH lookup), standard input and output on /dev/null, standard
     /// error to a temporary file, signal mask cleared, environment inherited.
@@ -50,6 +55,16 @@ final class Child: @unchecked Sendable {
         guard rc == 0 else { throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
         self.pid = pid
         started = start
+        Thread { [self] in
+            while !lock.withLock({ exited }) {
+                if let status = try? String(contentsOfFile: "/proc/\(self.pid)/status", encoding: .utf8),
+                   let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                   let kib = Double(line.split(separator: " ").dropFirst().first ?? "") {
+                    lock.withLock { highWaterKiB = max(highWaterKiB, kib) }
+                }
+                pause(ms: 20)
+            }
+        }.start()
     }
 
     /// Blocks until the child ends.
@@ -58,13 +73,17 @@ final class Child: @unchecked Sendable {
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
         let exited = monotonicNanoseconds()
+        let peak = lock.withLock { () -> Double in
+            self.exited = true
+            return highWaterKiB
+        }
         let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
         unlink(errPath)
         let code: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
         return ChildRun(started: started, exited: exited, status: code,
                         cpuSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime),
-                        peakRSSMiB: Double(usage.ru_maxrss) / 1024, stderr: String(err.prefix(500)))
+                        peakRSSMiB: peak / 1024, stderr: String(err.prefix(500)))
     }
 
     /// Runs `arguments` to the end.
