@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "DuckPrompt", targets: ["DuckPrompt"]),
         .executable(name: "duckprompt", targets: ["duckprompt"]),
+        .executable(name: "duckprompt-bench", targets: ["duckprompt-bench"]),
     ],
     targets: [
         .systemLibrary(name: "CPulseAudio", pkgConfig: "libpulse",
@@ -17,6 +18,8 @@ let package = Package(
         .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG"]),
         .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt"]),
         .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI"]),
+        // Scripts/bench's measuring tool (Docs/performance.md); uses the library's package API.
+        .executableTarget(name: "duckprompt-bench", dependencies: ["DuckPrompt"]),
         .testTarget(name: "DuckPromptTests", dependencies: ["DuckPrompt"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "DuckPromptCLITests", dependencies: ["DuckPromptCLI"]),

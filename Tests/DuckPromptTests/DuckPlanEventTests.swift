@@ -40,6 +40,20 @@ struct DuckPlanEventTests {
         #expect(Self.volumes(plan.release())[1] == ChannelVolumes([50000, 40000]))
     }
 
+    @Test("the same write reported twice (merged events, two info answers) is still ours")
+    func duplicateReportIgnored() {
+        var plan = DuckPlan(inputs: [Self.input(1, [65536], app: "a")], depth: -20)
+        let steps = Ramp(from: 0, to: -20, durationMs: 200).steps
+        var written: [ChannelVolumes] = []
+        for step in steps.prefix(5) { written += Self.volumes(plan.apply(gain: step.gain)).values }
+        // Two info requests answered with the state after the third write, while two more
+        // writes are in flight (measured on PulseAudio with 30 streams ducked).
+        #expect(plan.changed(Self.input(1, written[2].values, app: "a"), now: Self.t0 + .seconds(5)).isEmpty)
+        #expect(plan.changed(Self.input(1, written[2].values, app: "a"), now: Self.t0 + .seconds(5)).isEmpty)
+        #expect(plan.entries[0].original == ChannelVolumes([65536]), "not taken for the user's")
+        #expect(Self.volumes(plan.release())[1] == ChannelVolumes([65536]))
+    }
+
     @Test("a user's change while ducked becomes the stream's own volume, divided by the duck")
     func userChangeKept() {
         var plan = DuckPlan(inputs: [Self.input(1, [60000, 60000], app: "a")], depth: -20)

@@ -79,6 +79,11 @@ public struct DuckPlan: Sendable, Equatable {
         public var current: ChannelVolumes
         /// Our writes whose change event has not come back yet, oldest first.
         public var inFlight: [ChannelVolumes]
+        /// The last of our writes the server reported back. A busy server answers two info
+        /// requests with the same state (PulseAudio merges pending change events), so the same
+        /// write can come back twice: the second time it is no longer in flight, and it is
+        /// still ours, not the user's.
+        public var confirmed: ChannelVolumes?
         /// For a stream that appeared during the duck: until when a change that is not ours
         /// counts as the server settling its initial volume (WirePlumber restores a new
         /// stream's saved volume a few ms after it appears), not as the user's.
@@ -271,9 +276,11 @@ public struct DuckPlan: Sendable, Equatable {
         let seen = input.volume
         if let k = entries[i].inFlight.firstIndex(where: { Self.close($0, seen) }) {
             entries[i].inFlight.removeFirst(k + 1)
+            entries[i].confirmed = seen
             return []
         }
         if Self.close(seen, entries[i].current) { return [] }
+        if let confirmed = entries[i].confirmed, Self.close(seen, confirmed) { return [] }
         if let until = entries[i].settlingUntil, now < until {
             // The server set the new stream's initial (restored) volume: that is its own
             // volume, ducked now like the rest.

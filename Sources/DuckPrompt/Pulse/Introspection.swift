@@ -45,15 +45,7 @@ extension PulseConnection {
                     }
                     if let info { box.items.append(Sink(info.pointee)) }
                 }, Unmanaged.passUnretained(sinks).toOpaque())
-                let op2 = pa_context_get_sink_input_info_list(context, { _, info, eol, userdata in
-                    let box = Unmanaged<ListBox<SinkInput>>.fromOpaque(userdata!).takeUnretainedValue()
-                    if eol != 0 {
-                        if eol < 0 { box.failed = true }
-                        pa_threaded_mainloop_signal(box.mainloop, 0)
-                        return
-                    }
-                    if let info { box.items.append(SinkInput(info.pointee)) }
-                }, Unmanaged.passUnretained(inputs).toOpaque())
+                let op2 = requestSinkInputsLocked(into: inputs)
                 let op3 = pa_context_get_server_info(context, { _, info, userdata in
                     let box = Unmanaged<ServerInfoBox>.fromOpaque(userdata!).takeUnretainedValue()
                     if let info {
@@ -82,6 +74,32 @@ extension PulseConnection {
 }
 
 extension PulseConnection {
+    /// Asks for every sink-input's info, collected in `box`; lock held.
+    /// `pa_context_get_sink_input_info_list`.
+    private func requestSinkInputsLocked(into box: ListBox<SinkInput>) -> OpaquePointer? {
+        pa_context_get_sink_input_info_list(context, { _, info, eol, userdata in
+            let box = Unmanaged<ListBox<SinkInput>>.fromOpaque(userdata!).takeUnretainedValue()
+            if eol != 0 {
+                if eol < 0 { box.failed = true }
+                pa_threaded_mainloop_signal(box.mainloop, 0)
+                return
+            }
+            if let info { box.items.append(SinkInput(info.pointee)) }
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+
+    /// Every sink-input, in one round trip; call without the lock.
+    /// - Throws: `.unavailable` when the connection is lost, `.internal` when the server refuses.
+    /// libpulse: `pa_context_get_sink_input_info_list`.
+    func sinkInputList() throws -> [SinkInput] {
+        let box = ListBox<SinkInput>(mainloop: mainloop)
+        try withExtendedLifetime(box) {
+            try withLock { try waitLocked(for: requestSinkInputsLocked(into: box), what: "listing sink-inputs") }
+        }
+        if box.failed { throw DuckPromptError(.internal, "the server refused to list sink-inputs") }
+        return box.items
+    }
+
     /// One sink-input's info, or nil when it is gone. Blocks for one round trip; call without
     /// the lock. libpulse: `pa_context_get_sink_input_info`.
     func sinkInput(_ index: UInt32) throws -> SinkInput? {

@@ -32,7 +32,8 @@ final class PromptStream: @unchecked Sendable {
     private let stream: OpaquePointer
     private let box: StreamBox
 
-    /// Creates the stream and starts connecting it, corked, to `sinkName`; does not wait.
+    /// Creates the stream and starts connecting it to `sinkName`, corked unless `corked` is
+    /// false (it then plays as soon as its buffer is filled); does not wait.
     ///
     /// - Parameters:
     ///   - rate: sample rate in Hz (1 … `PA_RATE_MAX`).
@@ -41,9 +42,10 @@ final class PromptStream: @unchecked Sendable {
     ///   - properties: stream properties (`media.role`, `media.name` …).
     ///   - volume: the stream's own gain, or nil for the server's saved volume.
     ///   - latencyMs: target buffer (`pa_buffer_attr.tlength`) in ms.
+    ///   - corked: connect with `PA_STREAM_START_CORKED` (default) and wait for `start()`.
     /// - Throws: `.internal` when libpulse refuses the sample spec or the connection.
     init(connection: PulseConnection, rate: Int, channels: Int, sinkName: String,
-         properties: [String: String], volume: Decibels?, latencyMs: Int,
+         properties: [String: String], volume: Decibels?, latencyMs: Int, corked: Bool = true,
          pull: @escaping FramePuller) throws {
         self.connection = connection
         box = StreamBox(mainloop: connection.mainloop, channels: channels, pull: pull)
@@ -77,7 +79,7 @@ final class PromptStream: @unchecked Sendable {
         if let volume {
             pa_cvolume_set(&cv, UInt32(channels), VolumeMath.volume(fromDecibels: volume.value))
         }
-        let flags = pa_stream_flags_t(PA_STREAM_START_CORKED.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        let flags = pa_stream_flags_t((corked ? PA_STREAM_START_CORKED.rawValue : 0) | PA_STREAM_ADJUST_LATENCY.rawValue)
         let userdata = Unmanaged.passUnretained(box).toOpaque()
         let result: Int32 = connection.withLock {
             pa_stream_set_state_callback(stream, { _, userdata in

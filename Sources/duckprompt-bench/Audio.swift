@@ -1,0 +1,97 @@
+import DuckPrompt
+import Foundation
+
+/// Test audio written by the bench itself (no sox needed): 16-bit PCM WAV of a sine.
+enum TestSignal {
+    /// Writes `seconds` of a `hertz` sine at `amplitude` (starting at phase 0, so the first
+    /// sample after the first is already loud), `channels` channels at 48 kHz.
+    static func writeSine(to path: String, hertz: Double, seconds: Double, amplitude: Double,
+                          channels: Int = 1) throws {
+        let rate = BenchProbe.rate
+        let frames = Int(seconds * Double(rate))
+        var pcm = Data(capacity: frames * channels * 2)
+        for n in 0..<frames {
+            let v = Int16((amplitude * sin(2 * Double.pi * hertz * Double(n) / Double(rate)) * 32767).rounded())
+            for _ in 0..<channels { withUnsafeBytes(of: v.littleEndian) { pcm.append(contentsOf: $0) } }
+        }
+        var header = Data()
+        func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { header.append(contentsOf: $0) } }
+        func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { header.append(contentsOf: $0) } }
+        header.append(contentsOf: Array("RIFF".utf8)); u32(UInt32(36 + pcm.count))
+        header.append(contentsOf: Array("WAVEfmt ".utf8)); u32(16); u16(1); u16(UInt16(channels))
+        u32(UInt32(rate)); u32(UInt32(rate * channels * 2)); u16(UInt16(channels * 2)); u16(16)
+        header.append(contentsOf: Array("data".utf8)); u32(UInt32(pcm.count))
+        try (header + pcm).write(to: URL(fileURLWithPath: path))
+    }
+}
+
+/// A stretch of a monitor recording with the arrival stamp of every chunk.
+///
+/// When a frame was heard: a chunk that arrived at `t` ending at frame `F` holds frame `f`
+/// no later than `t - (F - 1 - f) / rate` (the frames after it took that long to play). The
+/// lowest such bound over the chunks that arrive within a second is the frame's time: this
+/// removes the jitter of delivery and leaves the recorder's smallest delay, which is the same
+/// for every tool measured.
+struct Recording {
+    var samples: [Float]
+    var arrivals: [(nanoseconds: UInt64, frames: Int)]
+    static let rate = Double(BenchProbe.rate)
+
+    /// Monotonic ns at which frame `f` was heard, nil when no chunk holds it yet.
+    func time(ofFrame f: Int) -> UInt64? {
+        var lo = 0, hi = arrivals.count
+        while lo < hi {   // first chunk whose end is past f
+            let mid = (lo + hi) / 2
+            if arrivals[mid].frames > f { hi = mid } else { lo = mid + 1 }
+        }
+        guard lo < arrivals.count else { return nil }
+        let horizon = arrivals[lo].nanoseconds + 1_000_000_000
+        var best = UInt64.max
+        var k = lo
+        while k < arrivals.count && arrivals[k].nanoseconds <= horizon {
+            let after = Double(arrivals[k].frames - 1 - f) / Recording.rate
+            let bound = arrivals[k].nanoseconds &- UInt64(after * 1e9)
+            best = min(best, bound)
+            k += 1
+        }
+        return best
+    }
+
+    /// The first frame that arrived at or after `t` (the end when none has).
+    func firstFrame(arrivingAfter t: UInt64) -> Int {
+        var previous = 0
+        for a in arrivals {
+            if a.nanoseconds >= t { return previous }
+            previous = a.frames
+        }
+        return samples.count
+    }
+
+    /// The first and last frame of a 1 kHz blip (at amplitude 0.5) in `range`: where the
+    /// sample-to-sample step exceeds `threshold`. A step filter passes 1 kHz at 0.5
+    /// (step 0.065) and rejects the 200 Hz "music" at 0.1 (step 0.003), ducked or not.
+    func blip(in range: Range<Int>, threshold: Float = 0.02) -> (first: Int, last: Int)? {
+        let lower = max(1, range.lowerBound), upper = min(samples.count, range.upperBound)
+        guard lower < upper else { return nil }
+        var first: Int? = nil, last = 0
+        for i in lower..<upper where abs(samples[i] - samples[i - 1]) > threshold {
+            if first == nil { first = i }
+            last = i
+        }
+        return first.map { ($0, last) }
+    }
+}
+
+extension BenchProbe {
+    /// The recording so far, copied.
+    func snapshotRecording() -> Recording {
+        withRecording { samples, arrivals, _ in Recording(samples: samples, arrivals: arrivals) }
+    }
+
+    /// Waits until a chunk that arrived after `t` plus `marginMs` is in (at most 5 s).
+    func waitForRecording(past t: UInt64, marginMs: Int) {
+        let needed = t + UInt64(marginMs) * 1_000_000
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        while recorded.lastArrival < needed && monotonicNanoseconds() < deadline { pause(ms: 10) }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+
+/// Writes Docs/performance.md from the JSON that `measure` and `inprocess` wrote.
+enum Report {
+    static let figureTitles = [
+        1: "1. Start latency: exec → first prompt sample on the sink's monitor (ms)",
+        2: "2. End latency: last prompt sample on the monitor → process exit (ms)",
+        3: "3. Wall time for the 50 ms blip: exec → exit (s)",
+        4: "4. Duck scale: N playing sink-inputs, default duck (-20 dB, attack 200 ms, release 500 ms) (ms)",
+        5: "5. Cost of a 60 s prompt (all tools playing at once)",
+    ]
+    static let rowOrder = ["duckprompt --duck 0dB", "duckprompt", "paplay", ServerBench.anchor, "pw-play"]
+
+    static let method = [
+        "- Each server is private and headless (`Scripts/sound-server SERVER --emulate`): null sinks `speaker` "
+            + "(the default) and `bt_headset`. Every tool plays on `speaker` (`-d speaker`, `pw-play --target speaker`), "
+            + "so routing picks no pre-roll. The prompt is a 50 ms 1 kHz sine at -6 dBFS, 48 kHz mono WAV.",
+        "- Figures 1 and 2: a libpulse record stream on `speaker.monitor` (mono float32, 48 kHz, 5 ms fragments) "
+            + "stamps every chunk with the monotonic clock as it arrives. Frame f of a chunk that arrived at t ending "
+            + "at frame F was heard no later than t − (F − 1 − f)/48000 s; the lowest bound over the chunks of the "
+            + "next second is its time (the recorder's smallest delay is left in, the same for every tool). Start: "
+            + "first prompt sample − the instant before `posix_spawnp`; end: `wait4` returning − last prompt sample. "
+            + "Prompt samples: sample-to-sample steps above 0.02 (the 1 kHz prompt steps 0.065, the 200 Hz music 0.003).",
+        "- \"With music\": one more client plays a 200 Hz sine at -20 dBFS on `speaker` (30 ms buffer, `media.role=music`).",
+        "- Figure 3 runs the same commands with nothing recording (a recorder asking for 5 ms lowers the sink's "
+            + "latency, which shortens paplay on PulseAudio); the recorded wall times are shown beside them.",
+        "- Figure 4: one client opens N silent streams (`media.role=music`), 30 to a sink, on `bt_headset` and as many "
+            + "more null sinks as needed, never on the prompt's sink: a PulseAudio sink mixes at most 32 streams "
+            + "(`MAX_MIX_CHANNELS`) and a stream beyond that never plays (paplay hangs, duckprompt exits 69), and "
+            + "PipeWire 0.3.65 mixes at most 128 streams into one sink. Another client lists every sink-input's "
+            + "volume back to back; ducked = every stream at its own volume − 20 dB, restored = every stream at its "
+            + "own volume exactly. The prompt's end is heard on `speaker.monitor` (20 ms fragments).",
+        "- Figure 5: a 60 s 440 Hz stereo WAV; all tools play it at once (duckprompt with its default duck, so it "
+            + "ducks the others), CPU = `ru_utime + ru_stime`, peak RSS = `ru_maxrss` of each child from `wait4`.",
+        "- Figure 6: the sinks of every fixture dump under `Tests/DuckPromptTests/Fixtures` (pactl text and JSON, "
+            + "pacmd, pw-dump, localised), repeated and renamed to 10 000 sinks in one snapshot, classified and routed "
+            + "by `DeviceListing(snapshot:)`; and the pactl text fixtures repeated (renumbered) to a 10 MiB dump read "
+            + "by `SinkDumpReader.readSnapshot`.",
+    ]
+
+    static func machine() -> [String] {
+        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+        let memory = (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("MemTotal:") }
+            .flatMap { Double($0.split(separator: " ")[1]) }.map { String(format: "%.0f GiB", $0 / 1024 / 1024) } ?? "?"
+        let os = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
+            .map { $0.dropFirst(12).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? "?"
+        func version(_ package: String) -> String {
+            output(of: ["dpkg-query", "-W", "-f", "${Version}", package]) ?? "not installed"
+        }
+        let swift = output(of: ["swift", "--version"])?.split(separator: "\n").first.map(String.init) ?? "?"
+        return [
+            "- CPU: \(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores (nproc); memory \(memory)",
+            "- System: \(os), kernel \(output(of: ["uname", "-r"]) ?? "?")",
+            "- Debian packages: pipewire \(version("pipewire")), pipewire-pulse \(version("pipewire-pulse")), "
+                + "wireplumber \(version("wireplumber")), pulseaudio \(version("pulseaudio")), "
+                + "libpulse0 \(version("libpulse0")), pulseaudio-utils (paplay) \(version("pulseaudio-utils")), "
+                + "pipewire-bin (pw-play) \(version("pipewire-bin")), libsndfile1 \(version("libsndfile1"))",
+            "- \(swift)",
+            "- duckprompt: commit \(output(of: ["git", "rev-parse", "--short", "HEAD"]) ?? "?")"
+                + ((output(of: ["git", "status", "--porcelain", "--untracked-files=no", "Sources", "Package.swift"]) ?? "").isEmpty
+                    ? "" : " with uncommitted changes"),
+        ]
+    }
+
+    static func cell(_ series: Series?) -> (String, String) {
+        guard let series, let s = series.summary else { return ("n/a", "") }
+        let ratio = series.ratio.map { String(format: "%.2f", $0) } ?? ""
+        return (s.text(series.unit), ratio)
+    }
+
+    /// A table with one row per tool and, per column, the value and its ratio to the anchor.
+    static func table(_ results: ServerResults, figure: Int, columns: [String], ratioLabel: String) -> [String] {
+        let rows = rowOrder.filter { row in columns.contains { results.find(figure, row, $0) != nil } }
+        var lines = ["| tool | " + columns.map { "\($0) | \(ratioLabel)" }.joined(separator: " | ") + " |",
+                     "|---|" + String(repeating: "---:|---:|", count: columns.count)]
+        for row in rows {
+            let cells = columns.map { column -> String in
+                let (value, ratio) = cell(results.find(figure, row, column))
+                return "\(value) | \(ratio)"
+            }
+            lines.append("| `\(row)` | " + cells.joined(separator: " | ") + " |")
+        }
+        return lines
+    }
+
+    static func serverSection(_ r: ServerResults) -> [String] {
+        let title = r.server == "pipewire" ? "PipeWire" : "PulseAudio"
+        let rounds = max(1, (r.runs + 1) / 2)
+        let how: String = "\(r.runs) runs per figure (figure 5: \(rounds) rounds); median (min–max); "
+            + "× = median over runs of the ratio to `\(ServerBench.anchor)` in the same round "
+            + "(figure 5: to `paplay`). Measured in \(Int(r.seconds)) s."
+        var lines: [String] = ["## \(title) (\(r.serverVersion))", "", how, ""]
+        for figure in 1...3 {
+            lines += ["### " + figureTitles[figure]!, ""]
+            var columns = [ServerBench.idle, ServerBench.music]
+            if figure == 3 { columns += [ServerBench.idle + ", recorded", ServerBench.music + ", recorded"] }
+            lines += table(r, figure: figure, columns: columns, ratioLabel: "×") + [""]
+        }
+        lines += ["### " + figureTitles[4]!, "",
+                  "| N | exec → all ducked | prompt end → all restored |", "|---|---:|---:|"]
+        let counts: [String] = r.series.filter { $0.figure == 4 }.map(\.row).uniqued()
+        for row in counts {
+            let ducked: String = cell(r.find(4, row, "exec → all ducked")).0
+            let restored: String = cell(r.find(4, row, "prompt end → all restored")).0
+            lines.append("| \(row) | \(ducked) | \(restored) |")
+        }
+        lines += ["", "### " + figureTitles[5]!, ""]
+        lines += table(r, figure: 5, columns: ["CPU s", "peak RSS"], ratioLabel: "× paplay") + [""]
+        if !r.notes.isEmpty { lines += ["Notes:"] + r.notes.map { "- \($0)" } + [""] }
+        return lines
+    }
+
+    static func targetsTable(_ servers: [ServerResults], _ inprocess: InProcessResults?) -> [String] {
+        var lines = ["| target | where | measured (medians) | |", "|---|---|---|---|"]
+        func mark(_ met: Bool?) -> String { met.map { $0 ? "met" : "**missed**" } ?? "not measured" }
+        for r in servers {
+            for t in r.targets {
+                lines.append("| \(t.target) | \(r.server) | \(t.measured) | \(mark(t.met)) |")
+            }
+        }
+        for t in inprocess?.targets ?? [] {
+            lines.append("| \(t.target) | in-process | \(t.measured) | \(mark(t.met)) |")
+        }
+        return lines
+    }
+
+    static func write(to path: String, command: String, servers: [ServerResults], inprocess: InProcessResults?,
+                      preamble: String?) throws {
+        var lines = ["# Performance", "",
+                     "Generated by `Scripts/bench` (do not edit by hand; rerun it). A benchmark reports; it never fails a build.", "",
+                     "Reproduce (as root on Debian 12, after `Scripts/setup --no-build`):", "",
+                     "```sh", command, "```", ""]
+        if let preamble { lines += [preamble, ""] }
+        lines += ["## How it measures", ""] + method + [""]
+        lines += ["## Machine", ""] + machine() + [""]
+        lines += ["## Targets", ""] + targetsTable(servers, inprocess) + [""]
+        for r in servers { lines += serverSection(r) }
+        if let inprocess {
+            lines += ["## 6. In-process: classification, routing and dump parsing", "",
+                      "| what | per | median (min–max) |", "|---|---|---:|"]
+            for s in inprocess.series {
+                lines.append("| \(s.row) | \(s.column) | \(s.summary?.text(s.unit) ?? "n/a") \(s.unit) |")
+            }
+            lines += [""] + inprocess.notes.map { "- \($0)" }
+        }
+        while lines.last == "" { lines.removeLast() }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}
+
+extension Array where Element: Hashable {
+    func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
+    }
+}

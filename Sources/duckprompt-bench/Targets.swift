@@ -1,0 +1,52 @@
+import Foundation
+
+extension ServerBench {
+    /// Where each of the issue's targets stands on this server, from the medians.
+    func evaluateTargets() {
+        var t: [TargetResult] = []
+        func median(_ figure: Int, _ row: String, _ column: String) -> Double? {
+            results.find(figure, row, column)?.summary?.median
+        }
+        let references = kind == "pipewire" ? ["paplay", "pw-play"] : ["paplay"]
+        for scenario in [Self.idle, Self.music] {
+            let best = references.compactMap { median(1, $0, scenario) }.min()
+            if let best, let zero = median(1, "duckprompt --duck 0dB", scenario) {
+                t.append(TargetResult(target: "Start latency, --duck 0dB ≤ best of \(references.joined(separator: ", ")) (\(scenario))",
+                                      measured: "\(format(zero, "ms")) ms vs \(format(best, "ms")) ms", met: zero <= best))
+            }
+            if let best, let duck = median(1, "duckprompt", scenario) {
+                let limit = best + Double(Self.attackMs) + 20
+                t.append(TargetResult(target: "Start latency, default duck ≤ best + attack + 20 ms (\(scenario))",
+                                      measured: "\(format(duck, "ms")) ms vs \(format(limit, "ms")) ms", met: duck <= limit))
+            }
+        }
+        for scenario in [Self.idle, Self.music] {
+            if let series = results.find(3, "duckprompt --duck 0dB", scenario), let ratio = series.ratio,
+               let zero = series.summary?.median, let anchor = median(3, Self.anchor, scenario) {
+                t.append(TargetResult(target: "Wall time, 50 ms blip, --duck 0dB ≤ 1.1 × \(Self.anchor) (\(scenario))",
+                                      measured: "\(format(zero, "s")) s vs \(format(anchor, "s")) s: × \(String(format: "%.2f", ratio))",
+                                      met: ratio <= 1.1))
+            }
+        }
+        if let d = median(4, "N = 300", "exec → all ducked") {
+            let limit = Double(Self.attackMs + 50)
+            t.append(TargetResult(target: "300 streams ducked within attack + 50 ms (\(Int(limit)) ms after exec)",
+                                  measured: "\(format(d, "ms")) ms", met: d <= limit))
+        } else {
+            t.append(TargetResult(target: "300 streams ducked within attack + 50 ms", measured: "not measured", met: nil))
+        }
+        if let r = median(4, "N = 300", "prompt end → all restored") {
+            let limit = Double(Self.releaseMs + 50)
+            t.append(TargetResult(target: "300 streams restored within release + 50 ms (\(Int(limit)) ms after the prompt's end)",
+                                  measured: "\(format(r, "ms")) ms", met: r <= limit))
+        }
+        if let cpu = median(5, "duckprompt", "CPU s"), let paplay = median(5, "paplay", "CPU s") {
+            t.append(TargetResult(target: "60 s prompt: CPU ≤ paplay's", measured: "\(format(cpu, "s")) s vs \(format(paplay, "s")) s",
+                                  met: cpu <= paplay))
+        }
+        if let rss = median(5, "duckprompt", "peak RSS") {
+            t.append(TargetResult(target: "60 s prompt: peak RSS < 20 MiB", measured: "\(format(rss, "MiB")) MiB", met: rss < 20))
+        }
+        results.targets = t
+    }
+}
