@@ -514,3 +514,14 @@ struct DumpReaderTests {
         #expect(error?.message.hasPrefix("is not a sink dump: duckprompt reads `pactl list sinks`") == true)
     }
 }
+
+@Suite("DumpLine normalization")
+struct DumpLineNormalizationTests {
+    @Test("CR LF and CR end lines; no-break, narrow and figure spaces are spaces; the full-width colon is a colon")
+    func normalized() {
+        #expect(DumpLine.normalized("a\r\nb\rc\u{00A0}d\u{202F}e\u{2007}f\u{FF1A}g\r\n\r\n") == "a\nb\nc d e f:g\n\n")
+        let plain = "Sink #1\n\tName: x\n"
+        #expect(DumpLine.normalized(plain) == plain)
+        #expect(DumpLine.lines(of: "Sink #1\r\n\tName\u{FF1A} x").map(\.text) == ["Sink #1", "Name: x"])
+    }
+}

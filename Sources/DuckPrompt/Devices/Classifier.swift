@@ -300,7 +300,7 @@ public enum Classifier {
         }
         // snd-usb-audio sets the card's components to `USB<vendor>:<product>`.
         if let components = value(p, "alsa.components"),
-           components.split(separator: " ").contains(where: { $0.wholeMatch(of: /usb[0-9a-f]{4}:[0-9a-f]{4}/) != nil }) {
+           components.split(separator: " ").contains(where: { $0.wholeMatch(of: DumpPatterns.usbID) != nil }) {
             return (.usb, "alsa.components=\(p["alsa.components"] ?? components)")
         }
         if let udevID = value(p, "udev.id"), udevID.hasPrefix("usb-") {

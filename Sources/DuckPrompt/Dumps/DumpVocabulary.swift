@@ -136,12 +136,12 @@ enum DumpVocabulary {
     /// `v = round(pct / 100 × 65536)`, PA_VOLUME_NORM = 65536 at 100 %).
     /// - Returns: one `pa_volume_t` per channel, or nil when the text holds no channel volume.
     static func volume(_ text: String) -> ChannelVolumes? {
-        let raw = text.matches(of: /([A-Za-z][A-Za-z0-9\-]*|\d+):\s*(\d+)\s*\/\s*\d+(?:[.,]\d+)?\s*%/)
+        let raw = text.matches(of: DumpPatterns.rawVolume)
         if !raw.isEmpty {
             let values = raw.compactMap { UInt32($0.output.2) }
             return values.count == raw.count ? ChannelVolumes(values) : nil
         }
-        let percent = text.matches(of: /([A-Za-z][A-Za-z0-9\-]*|\d+):\s*(\d+(?:[.,]\d+)?)\s*%/)
+        let percent = text.matches(of: DumpPatterns.percentVolume)
         guard !percent.isEmpty else { return nil }
         var values: [UInt32] = []
         for match in percent {

@@ -6,7 +6,10 @@
 enum PacmdTextReader {
     /// `index: 2` or `* index: 2`: the block header, and whether it marks the default sink.
     static func header(_ line: DumpLine) -> (index: UInt32, isDefault: Bool)? {
-        guard let match = line.text.wholeMatch(of: /(\*\s*)?index:\s*(\d+)/),
+        // Most lines are not headers: a prefix test spares them the regex (format detection
+        // asks every line of a dump).
+        guard line.text.hasPrefix("index:") || line.text.hasPrefix("*") else { return nil }
+        guard let match = line.text.wholeMatch(of: DumpPatterns.pacmdHeader),
               let index = UInt32(match.output.2) else { return nil }
         return (index, match.output.1 != nil)
     }

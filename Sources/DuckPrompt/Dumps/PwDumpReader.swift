@@ -53,7 +53,7 @@ enum PwDumpReader {
     /// `"type": "PipeWire:Interface:…"` (pretty-printed or compact).
     static func looksLikePwDump(_ text: String) -> Bool {
         let trimmed = text.trimmingSpaces()
-        return trimmed.hasPrefix("[") && trimmed.firstMatch(of: /"type"\s*:\s*"PipeWire:Interface:/) != nil
+        return trimmed.hasPrefix("[") && trimmed.firstMatch(of: DumpPatterns.pwDumpType) != nil
     }
 
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is not a JSON array.

@@ -4,7 +4,9 @@
 enum WpctlInspectReader {
     /// `id 56, type PipeWire:Interface:Node`: the object id and its interface type.
     static func header(_ line: DumpLine) -> (id: UInt32, type: String)? {
-        guard let match = line.text.wholeMatch(of: /id\s+(\d+),\s*type\s+(\S+)/),
+        // A prefix test spares the regex to lines that cannot be headers.
+        guard line.text.hasPrefix("id") else { return nil }
+        guard let match = line.text.wholeMatch(of: DumpPatterns.wpctlHeader),
               let id = UInt32(match.output.1) else { return nil }
         return (id, String(match.output.2))
     }
