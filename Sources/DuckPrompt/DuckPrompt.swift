@@ -312,6 +312,10 @@ public enum DuckPrompt {
         }
     }
 
+    /// From this many streams to duck, the prompt's stream is connected before the attack
+    /// rather than during it.
+    static let busyDesktopStreams = 32
+
     /// A sink-input that changed (volume, cork, properties): it may change the route, but
     /// needs no look at once.
     private static func isVolumeChurn(_ event: ServerEvent) -> Bool {
@@ -462,20 +466,20 @@ public enum DuckPrompt {
         let interrupted = { connection.interrupted }
         var finished = false
         do {
-            if preRoll > 0 {
-                try ready(streams[0])
-                streams[0].start()
-            }
+            // A busy desktop (many streams to duck): the server links the prompt's stream
+            // before the attack floods it with volume writes (WirePlumber, handling 300 streams'
+            // writes, did not link it within 5 s).
+            let readyFirst = preRoll > 0 || session.plan.entries.count >= Self.busyDesktopStreams
+            if readyFirst { try ready(streams[0]) }
+            if preRoll > 0 { streams[0].start() }
             // Attack: ramp down while the first stream connects and prefills, corked (or
             // plays its pre-roll).
             if try session.run(toGain: depth, durationMs: options.attackMs, stop: interrupted) {
                 finished = true
                 for (i, group) in groups.enumerated() where finished {
                     let stream = streams[i]
-                    if !(i == 0 && preRoll > 0) {
-                        try ready(stream)
-                        if !(i == 0 && atOnce) { stream.start() }
-                    }
+                    if !(i == 0 && readyFirst) { try ready(stream) }
+                    if !(i == 0 && (preRoll > 0 || atOnce)) { stream.start() }
                     if i + 1 < groups.count { streams.append(try makeStream(groups[i + 1])) }
                     // Hold the duck, following streams that come, change or go, until the last
                     // sample has been played.

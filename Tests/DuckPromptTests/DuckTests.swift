@@ -106,6 +106,26 @@ struct RampTests {
         }
     }
 
+    @Test("a busy desktop: the writes stay within the budget, steps at most 3 dB, no 10 ms window over 3 dB",
+          arguments: [(300, 200), (300, 0), (1000, 500), (100, 200), (150, 50)])
+    func busy(streams: Int, durationMs: Int) {
+        let ramp = Ramp(from: 0, to: -20, durationMs: durationMs, streams: streams)
+        #expect(ramp.steps.last?.gain == -20)
+        let fewest = Int((20 / Ramp.maxBusyStepDecibels).rounded(.up))
+        #expect(ramp.steps.count * streams <= max(Ramp.writeBudget, fewest * streams), "\(ramp.steps.count) steps")
+        let points = [Ramp.Step(offsetMs: 0, gain: 0)] + ramp.steps
+        for (a, b) in zip(points, points.dropFirst()) {
+            #expect(abs(b.gain - a.gain) <= Ramp.maxBusyStepDecibels + 1e-9)
+        }
+        for first in 1..<points.count {
+            for last in first..<points.count where points[last].offsetMs - points[first].offsetMs <= 10 {
+                #expect(abs(points[last].gain - points[first - 1].gain) <= 3 + 1e-9)
+            }
+        }
+        // A few streams keep the 1 dB steps.
+        #expect(Ramp(from: 0, to: -20, durationMs: durationMs, streams: 10).steps.count >= 20)
+    }
+
     @Test("an instant -20 dB attack is lengthened to keep steps small")
     func instantAttackLengthened() {
         let ramp = Ramp(from: 0, to: -20, durationMs: 0)

@@ -101,7 +101,7 @@ final class DuckSession: @unchecked Sendable {
              stop: () -> Bool = { false }, deadline: ContinuousClock.Instant? = nil,
              what: String = "ducking") throws -> Bool {
         let start = ContinuousClock.now
-        var steps = ArraySlice(gain.map { Ramp(from: plan.gain, to: $0, durationMs: durationMs).steps } ?? [])
+        var steps = ArraySlice(gain.map { Ramp(from: plan.gain, to: $0, durationMs: durationMs, streams: plan.entries.count).steps } ?? [])
         if plan.entries.isEmpty, let gain {
             // Nothing to ramp: land on the gain at once (new streams get it as they appear).
             connection.withLock { _ = plan.apply(gain: gain) }

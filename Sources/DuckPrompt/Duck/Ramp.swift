@@ -19,6 +19,14 @@ public struct Ramp: Sendable, Equatable {
     /// 10 ms window that straddles two steps still changes by at most 2 dB.
     public static let maxStepDecibels = 1.0
 
+    /// Most volume writes one ramp sends, all streams together, before its steps grow: a busy
+    /// desktop's server (WirePlumber saves every change) must not be flooded. 100 streams
+    /// ramped over 20 dB in 1 dB steps stay within it.
+    public static let writeBudget = 2000
+    /// Largest change between two steps when the budget makes steps grow, in dB: the bound a
+    /// listener's 10 ms window must not exceed.
+    public static let maxBusyStepDecibels = 3.0
+
     public let steps: [Step]
 
     /// Plans a ramp from one gain to another, linear in dB.
@@ -28,7 +36,10 @@ public struct Ramp: Sendable, Equatable {
     ///   - to: final gain in dB (finite); the last step is exactly `to`.
     ///   - durationMs: requested length in ms (>= 0). A ramp that would need steps larger than
     ///     `maxStepDecibels` per 10 ms is lengthened to `|to - from| / maxStepDecibels * 10` ms.
-    public init(from: Double, to: Double, durationMs: Int) {
+    ///   - streams: how many streams every step writes (>= 1). When the steps times the streams
+    ///     exceed `writeBudget`, the ramp takes fewer, larger steps (at most
+    ///     `maxBusyStepDecibels` each) over the same length.
+    public init(from: Double, to: Double, durationMs: Int, streams: Int = 1) {
         let span = to - from
         // A span that is zero, or not finite (a mute: -inf dB), is one step: there is no
         // smooth way to reach -inf in dB steps, and callers limit depths (-200 dB in the CLI).
@@ -38,8 +49,16 @@ public struct Ramp: Sendable, Equatable {
         }
         let byTime = max(1, (max(0, durationMs) + Ramp.stepIntervalMs - 1) / Ramp.stepIntervalMs)
         let byDepth = Int((abs(span) / Ramp.maxStepDecibels).rounded(.up))
-        let count = max(byTime, byDepth)
-        let interval = max(Ramp.stepIntervalMs, durationMs / count)
+        var count = max(byTime, byDepth)
+        var shortest = Ramp.stepIntervalMs
+        if max(1, streams) * count > Ramp.writeBudget {
+            let fewest = Int((abs(span) / Ramp.maxBusyStepDecibels).rounded(.up))
+            count = min(count, max(fewest, Ramp.writeBudget / max(1, streams), 1))
+            // Steps over 1.5 dB come at least two intervals apart, so that no 10 ms window
+            // holds two of them.
+            if abs(span) / Double(count) > 1.5 { shortest = 2 * Ramp.stepIntervalMs }
+        }
+        let interval = max(shortest, durationMs / count)
         steps = (1...count).map { i in
             Step(offsetMs: i * interval, gain: i == count ? to : from + span * Double(i) / Double(count))
         }
