@@ -431,7 +431,9 @@ public enum DuckPrompt {
         }
         // A sleeping device gets the stream at once, silence first: it wakes during the
         // pre-roll, which overlaps the attack (the first sample comes after both).
-        let preRoll = options.preRoll(for: route)
+        // A sink that played the interrupted prompt a moment ago is awake (PulseAudio shows it
+        // idle in between): no pre-roll, which would leave a gap between the two prompts.
+        let preRoll = handed == nil ? options.preRoll(for: route) : 0
         let first: any PromptSource = preRoll > 0
             ? SilencePrefixed(groups[0], milliseconds: max(preRoll, options.attackMs)) : groups[0]
         // Nothing to duck, no pre-roll and no relative volume to set first: no attack to wait

@@ -63,8 +63,8 @@ enum Help {
       --release-ms MS         Ramp back over MS after the last sample was heard (default 500).
       --volume GAIN           The prompt's level relative to the volume the server saved for
                               prompts (media.role=navigation: what you set in pavucontrol):
-                              -6dB, 80%. That saved volume is left as it was, also when the
-                              prompt is killed. Default: the saved volume itself.
+                              -6dB, 80%; +6dB raises it. That saved volume is left as it was,
+                              also when the prompt is killed. Default: the saved volume.
       --latency-msec MS       Prompt stream buffer (tlength) in ms (default 40).
       --pre-roll-ms MS        Silence before the prompt when the sink is asleep (suspended
                               or idle), so the device wakes first; overlaps the attack.
@@ -72,8 +72,9 @@ enum Help {
                               others 0 (config: pre_roll_ms).
       --priority PRIORITY     Place in the queue of prompts of every process, as in
                               speech-dispatcher (SSIP): important (never interrupted, goes
-                              first), message (default: interrupts text, notification and
-                              progress), text (a newer text replaces a waiting one),
+                              first, interrupts text, notification and progress), message
+                              (default: interrupts text, notification and progress, else
+                              waits its turn), text (a newer text replaces a waiting one),
                               notification (dropped if another prompt plays or waits),
                               progress (a newer one replaces a waiting one: the last is
                               spoken). A prompt interrupted, replaced or dropped exits 75;

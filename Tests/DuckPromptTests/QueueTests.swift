@@ -178,6 +178,18 @@ struct HandoverTests {
         #expect(release.contains(.repairSaved(key: RestoreKey(mediaRole: "game"), volume: ChannelVolumes([65536]))))
     }
 
+    @Test("the interrupted prompt's own stream (and a repair stream) is never ducked by the next prompt")
+    func ownStreamsNotDucked() {
+        let music = Self.input(1, [40000])
+        let prompt = SinkInput(index: 2, sinkIndex: 0, volume: ChannelVolumes([65536]),
+                               properties: ["media.role": "navigation", "duckprompt.prompt": "77"])
+        let repair = SinkInput(index: 3, sinkIndex: 0, volume: ChannelVolumes([65536]),
+                               properties: ["media.role": "music", "duckprompt.repair": "1"])
+        var plan = DuckPlan(inputs: [music, prompt, repair], depth: -20)
+        #expect(plan.entries.map(\.index) == [1])
+        #expect(plan.appeared(prompt).isEmpty && plan.entries.map(\.index) == [1])
+    }
+
     @Test("a prompt that does not duck adopts too, and ramps the streams back")
     func adoptWithoutDuck() {
         let a = Self.input(1, [6000])

@@ -176,7 +176,15 @@ public struct DuckPlan: Sendable, Equatable {
         guard depth < 0, !excluded.contains(input.index), input.hasVolume, input.volumeWritable,
               !input.volume.values.isEmpty else { return false }
         if let role = input.mediaRole, exemptRoles.contains(role) { return false }
+        if DuckPlan.isOwn(input) { return false }
         return !DuckPlan.isPlumbing(input)
+    }
+
+    /// duckprompt's own streams: a prompt (`duckprompt.prompt`, also the one of a prompt that
+    /// was just interrupted and hands its duck over) or a saved-volume repair
+    /// (`duckprompt.repair`). Never ducked.
+    public static func isOwn(_ input: SinkInput) -> Bool {
+        input.properties["duckprompt.prompt"] != nil || input.properties["duckprompt.repair"] != nil
     }
 
     /// Streams that carry other streams: a module's own stream (PulseAudio loopback, combine,

@@ -69,7 +69,7 @@ final class DuckSession: @unchecked Sendable {
         let infos = inbox.sinkInputs
         inbox.sinkInputs.removeAll()
         for info in infos {
-            if info.properties["duckprompt.prompt"] != nil || info.properties["duckprompt.repair"] != nil {
+            if DuckPlan.isOwn(info) {
                 plan.exclude(info.index)
                 continue
             }

@@ -44,9 +44,10 @@ public final class PromptQueue: Sendable {
                 throw DuckPromptError(.dropped, "prompt dropped: \(reason)")
             case .enqueue(let interrupt, let replace):
                 let seq = try nextSeq(counterFD)
-                let who = "a \(priority.rawValue) prompt (pid \(getpid()))"
-                for s in interrupt { requestStop(seq: s, reason: "interrupted by \(who)") }
-                for s in replace { requestStop(seq: s, reason: "replaced by a newer \(who.dropFirst(2))") }
+                let who = "\(priority.rawValue) prompt (pid \(getpid()))"
+                let article = priority == .important ? "an" : "a"
+                for s in interrupt { requestStop(seq: s, reason: "interrupted by \(article) \(who)") }
+                for s in replace { requestStop(seq: s, reason: "replaced by a newer \(who)") }
                 return try Ticket(queue: self, seq: seq, priority: priority, name: name)
             }
         }
@@ -132,14 +133,19 @@ public final class PromptQueue: Sendable {
         return live.sorted { $0.seq < $1.seq }
     }
 
-    /// Writes `ticket-<seq>.stop` with the reason (queue lock held). Best effort: a prompt
-    /// that cannot be told plays on.
+    /// Writes `ticket-<seq>.stop` with the reason (queue lock held), atomically: written under
+    /// a temporary name, then renamed, so that its owner (which polls without the lock) never
+    /// reads it empty. Best effort: a prompt that cannot be told plays on.
     private func requestStop(seq: UInt64, reason: String) {
-        let fd = openat(store.directoryFD, Self.stopName(seq), O_CREAT | O_NOFOLLOW | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
+        let temp = ".\(Self.stopName(seq)).\(getpid()).tmp"
+        let fd = openat(store.directoryFD, temp, O_CREAT | O_NOFOLLOW | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
         let text = Array((reason + "\n").utf8)
-        _ = text.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let written = text.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         close(fd)
+        if written != text.count || renameat(store.directoryFD, temp, store.directoryFD, Self.stopName(seq)) != 0 {
+            unlinkat(store.directoryFD, temp, 0)
+        }
     }
 }
 
