@@ -388,7 +388,7 @@ public enum DuckPrompt {
                                        expireMs: options.expireMs, cancelled: { control.isCancelled })
         defer { lock.release() }
         // A newer prompt that interrupts this one says so in the queue.
-        let watcher = StopWatcher(ticket: ticket, control: control)
+        let watcher = StopWatcher(ticket: ticket, control: control, directory: store.directory)
         defer { watcher.cancel() }
         let notes = Recovery.recoverOrphans(store: store, server: server)
         // Only a duck on this same server can be taken over (another is left for its owner,
@@ -553,24 +553,33 @@ private func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticke
     return .handedOver
 }
 
-/// Polls a playing prompt's ticket for a stop request from a newer prompt, every
-/// `PromptQueue.pollInterval`, and stops the prompt (`InterruptControl.stop`) when one comes.
+/// Watches a playing prompt's ticket for a stop request from a newer prompt, and stops the
+/// prompt (`InterruptControl.stop`) when one comes. It sleeps until a file appears in the queue
+/// directory (`DirectoryWatch`); without inotify it polls every `PromptQueue.pollInterval`.
 private final class StopWatcher: @unchecked Sendable {
     private let done = NSCondition()
     private var cancelled = false
+    private let watch: DirectoryWatch?
 
-    init(ticket: Ticket, control: InterruptControl) {
+    init(ticket: Ticket, control: InterruptControl, directory: String) {
+        watch = DirectoryWatch(path: directory)
         let thread = Thread { [self] in
             while true {
                 if let reason = ticket.stopReason {
                     control.stop(reason: reason)
                     return
                 }
-                let stop = done.withLock { () -> Bool in
-                    if !cancelled { _ = done.wait(until: Date(timeIntervalSinceNow: PromptQueue.pollInterval.seconds)) }
-                    return cancelled
+                if let watch {
+                    if done.withLock({ cancelled }) { return }
+                    // A safety net of 1 s: a request is seen at once, through the watch.
+                    watch.wait(timeoutMs: 1000)
+                } else {
+                    let stop = done.withLock { () -> Bool in
+                        if !cancelled { _ = done.wait(until: Date(timeIntervalSinceNow: PromptQueue.pollInterval.seconds)) }
+                        return cancelled
+                    }
+                    if stop { return }
                 }
-                if stop { return }
             }
         }
         thread.name = "duckprompt-queue"
@@ -582,6 +591,7 @@ private final class StopWatcher: @unchecked Sendable {
             cancelled = true
             done.signal()
         }
+        watch?.wake()
     }
 }
 
