@@ -495,7 +495,7 @@ public enum DuckPrompt {
             restoreSlot()
         } catch {
             restoreSlot()
-            try? session.run(toGain: 0, durationMs: options.releaseMs)
+            _ = try? session.run(toGain: 0, durationMs: options.releaseMs)
             session.finish()
             throw error
         }
@@ -507,7 +507,7 @@ public enum DuckPrompt {
             case .kept: break
             }
         }
-        try? session.run(toGain: 0, durationMs: options.releaseMs)
+        _ = try? session.run(toGain: 0, durationMs: options.releaseMs)
         session.finish()
         guard finished else {
             if let reason = control.stopReason { throw DuckPromptError(.dropped, "prompt \(reason)") }

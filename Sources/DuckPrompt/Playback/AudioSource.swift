@@ -111,7 +111,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     private static func truncation(in handle: OpaquePointer) -> (promised: Int, held: Int)? {
         var buffer = [CChar](repeating: 0, count: 8192)
         sf_command(handle, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
-        let log = String(cString: buffer)
+        let log = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         for line in log.split(separator: "\n") where line.hasPrefix("data") || line.hasPrefix("SSND") {
             guard let match = line.firstMatch(of: /:\s*(\d+)\s*\(should be (\d+)\)/),
                   let promised = Int(match.1), let held = Int(match.2) else { continue }
