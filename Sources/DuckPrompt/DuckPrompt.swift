@@ -36,9 +36,11 @@ public struct PlayOptions: Sendable {
     /// prompts in pavucontrol — (`--volume`); that saved volume is left as it was. Nil plays at
     /// the saved volume.
     public var volume: Decibels?
-    /// Target buffer of the prompt stream in ms (`--latency-msec`, `pa_buffer_attr.tlength`),
-    /// default 40.
-    public var latencyMs: Int
+    /// Target buffer of the prompt stream in ms (`--latency-msec`, `pa_buffer_attr.tlength`
+    /// with `PA_STREAM_ADJUST_LATENCY` and the server's `minreq`, as `paplay --latency-msec`).
+    /// Nil (the default): `tlength` 220 ms refilled 100 ms at a time (`minreq`), which has the
+    /// server run the sink at 10 ms for the prompt while the client wakes ten times a second.
+    public var latencyMs: Int?
     /// Extra stream properties (`--property K=V`); `media.role` defaults to `navigation` and
     /// `media.name` to the file name.
     public var properties: [String: String]
@@ -73,7 +75,7 @@ public struct PlayOptions: Sendable {
 
     public init(device: DeviceRequest? = nil, duck: Decibels = Decibels(-20), duckMode: DuckMode = .duck,
                 attackMs: Int = 200, releaseMs: Int = 500, exemptRoles: Set<String> = ["phone"],
-                volume: Decibels? = nil, latencyMs: Int = 40, properties: [String: String] = [:]) {
+                volume: Decibels? = nil, latencyMs: Int? = nil, properties: [String: String] = [:]) {
         self.device = device
         self.duck = duck
         self.duckMode = duckMode

@@ -65,7 +65,8 @@ enum Help {
                               prompts (media.role=navigation: what you set in pavucontrol):
                               -6dB, 80%; +6dB raises it. That saved volume is left as it was,
                               also when the prompt is killed. Default: the saved volume.
-      --latency-msec MS       Prompt stream buffer (tlength) in ms (default 40).
+      --latency-msec MS       Prompt stream buffer (tlength) in ms, as paplay's; default:
+                              220 ms refilled 100 ms at a time (the sink runs at 10 ms).
       --pre-roll-ms MS        Silence before the prompt when the sink is asleep (suspended
                               or idle), so the device wakes first; overlaps the attack.
                               Default by kind: Bluetooth 300, Bluetooth HFP 1000, HDMI 1000,

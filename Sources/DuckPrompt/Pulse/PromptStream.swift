@@ -28,6 +28,14 @@ private final class StreamBox: @unchecked Sendable {
 /// (`PA_STREAM_START_CORKED | PA_STREAM_ADJUST_LATENCY`), `pa_stream_begin_write`,
 /// `pa_stream_write`, `pa_stream_drain`, `pa_stream_cork`.
 final class PromptStream: @unchecked Sendable {
+    /// The default buffer, in ms: `tlength` 220 and `minreq` 100. With
+    /// `PA_STREAM_ADJUST_LATENCY` the server runs the sink at (tlength − 2·minreq)/2 = 10 ms
+    /// for this stream (PulseAudio's and pipewire-pulse's rule; `node.latency` 480/48000), as
+    /// low as a 40 ms `tlength` gives, while the client is woken for 100 ms of audio at a time
+    /// instead of about 10: a 60 s prompt costs a third of the CPU. The buffered audio does not
+    /// delay an interruption: the fade-out is a volume ramp on the stream, then a flush.
+    static let defaultBuffer: (tlengthMs: Int, minreqMs: Int?) = (220, 100)
+
     private let connection: PulseConnection
     private let stream: OpaquePointer
     private let box: StreamBox
@@ -41,11 +49,12 @@ final class PromptStream: @unchecked Sendable {
     ///   - sinkName: `pa_sink_info.name` of the routed sink.
     ///   - properties: stream properties (`media.role`, `media.name` …).
     ///   - volume: the stream's own gain, or nil for the server's saved volume.
-    ///   - latencyMs: target buffer (`pa_buffer_attr.tlength`) in ms.
+    ///   - latencyMs: target buffer (`pa_buffer_attr.tlength`) in ms, with the server's default
+    ///     `minreq` (as `paplay --latency-msec`); nil: `defaultBuffer`.
     ///   - corked: connect with `PA_STREAM_START_CORKED` (default) and wait for `start()`.
     /// - Throws: `.internal` when libpulse refuses the sample spec or the connection.
     init(connection: PulseConnection, rate: Int, channels: Int, sinkName: String,
-         properties: [String: String], volume: Decibels?, latencyMs: Int, corked: Bool = true,
+         properties: [String: String], volume: Decibels?, latencyMs: Int?, corked: Bool = true,
          pull: @escaping FramePuller) throws {
         self.connection = connection
         box = StreamBox(mainloop: connection.mainloop, channels: channels, pull: pull)
@@ -71,10 +80,11 @@ final class PromptStream: @unchecked Sendable {
         box.stream = created
         var attr = pa_buffer_attr()
         attr.maxlength = UInt32.max
-        attr.minreq = UInt32.max
         attr.prebuf = UInt32.max
         attr.fragsize = UInt32.max
-        attr.tlength = UInt32(pa_usec_to_bytes(UInt64(max(1, latencyMs)) * 1000, &spec))
+        let buffer = latencyMs.map { (tlengthMs: max(1, $0), minreqMs: nil as Int?) } ?? Self.defaultBuffer
+        attr.tlength = UInt32(pa_usec_to_bytes(UInt64(buffer.tlengthMs) * 1000, &spec))
+        attr.minreq = buffer.minreqMs.map { UInt32(pa_usec_to_bytes(UInt64($0) * 1000, &spec)) } ?? UInt32.max
         var cv = pa_cvolume()
         if let volume {
             pa_cvolume_set(&cv, UInt32(channels), VolumeMath.volume(fromDecibels: volume.value))
