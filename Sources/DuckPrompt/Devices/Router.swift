@@ -100,11 +100,18 @@ public enum Router {
     /// `pa_sink_input_info.sink` and `corked` to tell which sinks play.
     public static func route(_ snapshot: Snapshot, request: DeviceRequest?,
                              config: DuckPromptConfig = DuckPromptConfig()) throws -> RouteDecision {
+        try route(snapshot, classifications: Classifier.classify(snapshot, ranking: config.ranking),
+                  request: request, config: config)
+    }
+
+    /// Routes a prompt with the snapshot already classified, as `DeviceListing` has it.
+    /// - Parameter classifications: `Classifier.classify(snapshot, ranking: config.ranking)`.
+    static func route(_ snapshot: Snapshot, classifications: [Classification], request: DeviceRequest?,
+                      config: DuckPromptConfig) throws -> RouteDecision {
         guard !snapshot.sinks.isEmpty else {
             throw DuckPromptError(.unavailable, "the server has no sinks")
         }
         let defaultName = defaultSinkName(snapshot)
-        let classifications = Classifier.classify(snapshot, ranking: config.ranking)
         let byName = Dictionary(snapshot.sinks.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let candidates = zip(snapshot.sinks, classifications).map { sink, classification in
             var exclusion = config.exclusion(for: sink, kind: classification.kind)
