@@ -1,5 +1,3 @@
-import Foundation
-
 /// What the classifier decided about one sink, and why.
 public struct Classification: Sendable, Equatable, Codable {
     /// The kind of device behind the sink.
@@ -169,7 +167,7 @@ public enum Classifier {
             busEvidence = "device.bus=bluetooth"
         } else if let protocolValue = p["bluetooth.protocol"] {
             busEvidence = "bluetooth.protocol=\(protocolValue)"
-        } else if let key = p.keys.sorted().first(where: { $0.hasPrefix("api.bluez5.") }) {
+        } else if let key = p.keys.filter({ $0.hasPrefix("api.bluez5.") }).min() {
             busEvidence = "\(key)=\(p[key] ?? "")"
         } else if let factory, factory.hasPrefix("api.bluez5.") {
             busEvidence = "factory.name=\(factory)"
@@ -210,7 +208,7 @@ public enum Classifier {
     /// A2DP or HFP from a profile or protocol name (PulseAudio `bluetooth.protocol`, PipeWire
     /// `api.bluez5.profile`, a card profile name); nil when the name says neither (`off`).
     static func bluetoothProfileKind(_ profile: String) -> DeviceKind? {
-        let name = profile.lowercased().replacingOccurrences(of: "-", with: "_")
+        let name = profile.lowercased().replacing("-", with: "_")
         if name.contains("a2dp") || name.contains("bap") || name.contains("asha")
             || name.contains("le_audio") || name.contains("leaudio") {
             return .bluetoothA2DP
@@ -257,9 +255,7 @@ public enum Classifier {
            factory.split(whereSeparator: { ".-_".contains($0) }).contains(where: networkFactoryWords.contains) {
             return (.network, "factory.name=\(factory)")
         }
-        if let key = p.keys.sorted().first(where: { key in
-            networkPropertyPrefixes.contains(where: { key.hasPrefix($0) })
-        }) {
+        if let key = p.keys.filter({ key in networkPropertyPrefixes.contains(where: { key.hasPrefix($0) }) }).min() {
             return (.network, "\(key)=\(p[key] ?? "")")
         }
         if sink.flags.contains("NETWORK") { return (.network, "flag NETWORK") }
@@ -495,7 +491,13 @@ public enum Classifier {
     /// A property value, lower-cased and trimmed; nil when absent or empty.
     static func value(_ p: [String: String], _ key: String) -> String? {
         guard let raw = p[key] else { return nil }
+        // Most values are already lower-case ASCII without blanks: no copy is made for them.
+        if !raw.isEmpty, raw.utf8.allSatisfy(isLowercaseASCIIWithoutBlanks) { return raw }
         let trimmed = raw.trimmingSpaces().lowercased()
         return trimmed.isEmpty ? nil : trimmed
+    }
+
+    private static func isLowercaseASCIIWithoutBlanks(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte < 0x7F && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
     }
 }
