@@ -91,9 +91,11 @@ extension Classifier {
         var byIndex: [UInt32: Int] = [:]
 
         init(_ sinks: [Sink]) {
-            for (position, sink) in sinks.enumerated().reversed() {
-                byName[sink.name] = position
-                if let index = sink.index { byIndex[index] = position }
+            byName.reserveCapacity(sinks.count)
+            byIndex.reserveCapacity(sinks.count)
+            for position in sinks.indices.reversed() {
+                byName[sinks[position].name] = position
+                if let index = sinks[position].index { byIndex[index] = position }
             }
         }
     }
