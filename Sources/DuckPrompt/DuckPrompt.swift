@@ -132,7 +132,7 @@ public struct DeviceListing: Sendable {
         self.snapshot = snapshot
         classifications = Classifier.classify(snapshot, ranking: config.ranking)
         do {
-            route = try Router.route(snapshot, request: request, config: config)
+            route = try Router.route(snapshot, classifications: classifications, request: request, config: config)
             routeError = nil
         } catch let error as DuckPromptError {
             route = nil

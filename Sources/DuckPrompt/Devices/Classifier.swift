@@ -1,5 +1,3 @@
-import Foundation
-
 /// What the classifier decided about one sink, and why.
 public struct Classification: Sendable, Equatable, Codable {
     /// The kind of device behind the sink.
@@ -131,24 +129,25 @@ public enum Classifier {
     private static func kindAndEvidence(_ sink: Sink) -> (DeviceKind, String) {
         let properties = sink.properties
         let port = effectiveActivePort(sink)
+        let keys = KeyFamilies(properties.keys)
 
-        if let decision = bluetooth(sink) { return decision }
+        if let decision = bluetooth(sink, keys: keys) { return decision }
         if let decision = car(properties, port: port) { return decision }
-        if let decision = network(sink) { return decision }
+        if let decision = network(sink, keys: keys) { return decision }
         if let decision = alsaLoopback(properties) { return decision }
-        if let decision = usb(sink) { return decision }
+        if let decision = usb(sink, keys: keys) { return decision }
         if let port, let decision = byPort(port) { return decision }
-        if let decision = byALSAPCM(properties) { return decision }
+        if let decision = byALSAPCM(properties, keys: keys) { return decision }
         if let decision = byFormFactor(properties) { return decision }
         if let decision = platformBoardOutput(sink, port: port) { return decision }
         if sink.ports.isEmpty {
             let marker = virtualMarker(sink)
-            if !hasDeviceProperties(properties) {
+            if !keys.hasDeviceKey {
                 return (.virtual, marker ?? "no device properties and no ports")
             }
             // A filter or null sink that copied a stray device property (`device.string`,
             // `alsa.*`) but names no API, bus or form factor is still virtual.
-            if let marker, !describesDevice(properties) {
+            if let marker, !describesDevice(properties, keys: keys) {
                 return (.virtual, marker)
             }
         }
@@ -157,7 +156,7 @@ public enum Classifier {
 
     // MARK: 1. Bluetooth
 
-    private static func bluetooth(_ sink: Sink) -> (DeviceKind, String)? {
+    private static func bluetooth(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
         let p = sink.properties
         let api = value(p, "device.api")
         let factory = value(p, "factory.name")
@@ -169,7 +168,7 @@ public enum Classifier {
             busEvidence = "device.bus=bluetooth"
         } else if let protocolValue = p["bluetooth.protocol"] {
             busEvidence = "bluetooth.protocol=\(protocolValue)"
-        } else if let key = p.keys.sorted().first(where: { $0.hasPrefix("api.bluez5.") }) {
+        } else if let key = keys.firstBlueZ5Key {
             busEvidence = "\(key)=\(p[key] ?? "")"
         } else if let factory, factory.hasPrefix("api.bluez5.") {
             busEvidence = "factory.name=\(factory)"
@@ -210,7 +209,9 @@ public enum Classifier {
     /// A2DP or HFP from a profile or protocol name (PulseAudio `bluetooth.protocol`, PipeWire
     /// `api.bluez5.profile`, a card profile name); nil when the name says neither (`off`).
     static func bluetoothProfileKind(_ profile: String) -> DeviceKind? {
-        let name = profile.lowercased().replacingOccurrences(of: "-", with: "_")
+        // `headset-head-unit` is `headset_head_unit`: every `-` read as `_`.
+        let name = String(decoding: profile.lowercased().utf8.map { $0 == UInt8(ascii: "-") ? UInt8(ascii: "_") : $0 },
+                          as: UTF8.self)
         if name.contains("a2dp") || name.contains("bap") || name.contains("asha")
             || name.contains("le_audio") || name.contains("leaudio") {
             return .bluetoothA2DP
@@ -238,12 +239,9 @@ public enum Classifier {
     private static let networkDriverPrefixes = [
         "module-tunnel", "module-raop", "module-rtp-send", "module-roc-sink", "module-esound-sink",
     ]
-    private static let networkPropertyPrefixes = [
-        "tunnel.", "raop.", "rtp.", "roc.", "zeroconf.", "pulse.server.address",
-    ]
     private static let networkFactoryWords: Set<Substring> = ["tunnel", "raop", "rtp", "roc", "vban", "snapcast"]
 
-    private static func network(_ sink: Sink) -> (DeviceKind, String)? {
+    private static func network(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
         let p = sink.properties
         let driver = sink.driver.lowercased()
         if networkDriverPrefixes.contains(where: { driver.hasPrefix($0) }) {
@@ -254,12 +252,11 @@ public enum Classifier {
         }
         if value(p, "node.network") == "true" { return (.network, "node.network=true") }
         if let factory = value(p, "factory.name"),
-           factory.split(whereSeparator: { ".-_".contains($0) }).contains(where: networkFactoryWords.contains) {
+           factory.utf8.split(whereSeparator: { ".-_".utf8.contains($0) })
+               .contains(where: { networkFactoryWords.contains(Substring($0)) }) {
             return (.network, "factory.name=\(factory)")
         }
-        if let key = p.keys.sorted().first(where: { key in
-            networkPropertyPrefixes.contains(where: { key.hasPrefix($0) })
-        }) {
+        if let key = keys.firstNetworkKey {
             return (.network, "\(key)=\(p[key] ?? "")")
         }
         if sink.flags.contains("NETWORK") { return (.network, "flag NETWORK") }
@@ -282,7 +279,7 @@ public enum Classifier {
 
     private static let busKeys = ["device.bus_path", "sysfs.path", "api.alsa.path"]
 
-    private static func usb(_ sink: Sink) -> (DeviceKind, String)? {
+    private static func usb(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
         let p = sink.properties
         if value(p, "device.bus") == "usb" { return (.usb, "device.bus=usb") }
         for key in busKeys {
@@ -308,8 +305,7 @@ public enum Classifier {
         }
         // A dump cut down to a few ALSA properties: no bus property is left, so read the bus id
         // PulseAudio/PipeWire built the ALSA sink name from (udev ID_PATH / ID_ID).
-        let isALSA = p.keys.contains { $0.hasPrefix("alsa.") || $0.hasPrefix("api.alsa.") }
-            || sink.driver.hasPrefix("module-alsa")
+        let isALSA = keys.hasALSAKey || sink.driver.hasPrefix("module-alsa")
         let hasBus = ["device.bus", "device.bus_path", "sysfs.path", "udev.id"].contains { lookup(p, $0) != nil }
         if isALSA, !hasBus, sink.name.hasPrefix("alsa_output.usb-") {
             let busID = sink.name.dropFirst("alsa_output.".count).prefix { $0 != "." }
@@ -321,8 +317,8 @@ public enum Classifier {
     /// `usb` as a component of a bus or sysfs path: `pci-0000:00:14.0-usb-0:2:1.0`,
     /// `/devices/pci0000:00/0000:00:14.0/usb1/1-2/…`.
     private static func hasUSBComponent(_ path: String) -> Bool {
-        path.split(whereSeparator: { "/-:._".contains($0) }).contains { component in
-            component == "usb" || (component.hasPrefix("usb") && component.dropFirst(3).allSatisfy(\.isNumber))
+        path.utf8.split(whereSeparator: { "/-:._".utf8.contains($0) }).contains { component in
+            component.starts(with: "usb".utf8) && Substring(component.dropFirst(3)).allSatisfy(\.isNumber)
         }
     }
 
@@ -367,9 +363,8 @@ public enum Classifier {
 
     // MARK: 7. ALSA PCM
 
-    private static func byALSAPCM(_ p: [String: String]) -> (DeviceKind, String)? {
-        guard p.keys.contains(where: { $0.hasPrefix("alsa.") || $0.hasPrefix("api.alsa.") })
-                || value(p, "device.api") == "alsa" else { return nil }
+    private static func byALSAPCM(_ p: [String: String], keys: KeyFamilies) -> (DeviceKind, String)? {
+        guard keys.hasALSAKey || value(p, "device.api") == "alsa" else { return nil }
         if let profile = value(p, "device.profile.name") {
             if profile.hasPrefix("hdmi-") { return (.hdmi, "device.profile.name=\(p["device.profile.name"] ?? profile)") }
             if profile.hasPrefix("iec958-") { return (.lineOut, "device.profile.name=\(p["device.profile.name"] ?? profile)") }
@@ -416,23 +411,6 @@ public enum Classifier {
 
     // MARK: 10. Virtual
 
-    private static let deviceKeys: Set<String> = [
-        "device.api", "device.bus", "device.bus_path", "device.bus-path", "device.form_factor",
-        "device.form-factor", "device.string", "sysfs.path", "device.sysfs.path", "udev.id",
-    ]
-    private static let devicePrefixes = [
-        "alsa.", "api.alsa.", "api.bluez5.", "bluez.", "bluetooth.", "device.vendor.",
-        "device.product.", "device.serial",
-    ]
-
-    /// Whether the properties describe a device (bus, API, form factor, ALSA or BlueZ data)
-    /// rather than only a name, description, icon or class.
-    static func hasDeviceProperties(_ p: [String: String]) -> Bool {
-        p.keys.contains { key in
-            deviceKeys.contains(key) || devicePrefixes.contains { key.hasPrefix($0) }
-        }
-    }
-
     private static let virtualDrivers = [
         "module-null-sink", "module-combine", "module-remap", "module-loopback", "module-ladspa",
         "module-echo-cancel", "module-virtual", "module-equalizer", "module-virtual-surround",
@@ -460,9 +438,9 @@ public enum Classifier {
 
     /// Whether the properties name an API, a bus or a form factor: what an emulated device
     /// sets, and what no filter or null sink sets on its own.
-    private static func describesDevice(_ p: [String: String]) -> Bool {
+    private static func describesDevice(_ p: [String: String], keys: KeyFamilies) -> Bool {
         ["device.api", "device.bus", "device.form_factor", "bluetooth.protocol"].contains { lookup(p, $0) != nil }
-            || p.keys.contains { $0.hasPrefix("api.bluez5.") || $0.hasPrefix("api.alsa.") }
+            || keys.firstBlueZ5Key != nil || keys.hasAPIALSAKey
     }
 
     // MARK: 11. Unknown
@@ -471,6 +449,68 @@ public enum Classifier {
         if let port { return "active port \(port.name) (type \(port.type.rawValue)) decides nothing" }
         if let api = sink.properties["device.api"] { return "device.api=\(api) with no decisive property" }
         return "no decisive property or port"
+    }
+
+    // MARK: Property keys
+
+    /// The families of property keys the rules look for, found in one pass over a sink's keys
+    /// (rather than a pass per rule).
+    private struct KeyFamilies {
+        /// The first `api.bluez5.*` key, in sorted order (rule 1).
+        var firstBlueZ5Key: String?
+        /// The first key that marks a network sink (`tunnel.*`, `raop.*`, `rtp.*`, `roc.*`,
+        /// `zeroconf.*`, `pulse.server.address*`), in sorted order (rule 3).
+        var firstNetworkKey: String?
+        /// An `alsa.*` or `api.alsa.*` key (rules 5 and 7).
+        var hasALSAKey = false
+        /// An `api.alsa.*` key.
+        var hasAPIALSAKey = false
+        /// A key that describes a device (rule 10): `device.api`, `device.bus`,
+        /// `device.bus_path`, `device.form_factor` (either spelling), `device.string`,
+        /// `sysfs.path`, `device.sysfs.path`, `udev.id`, `device.serial*`, or one under
+        /// `alsa.`, `api.alsa.`, `api.bluez5.`, `bluez.`, `bluetooth.`, `device.vendor.`,
+        /// `device.product.`.
+        var hasDeviceKey = false
+
+        private static let deviceKeys: Set<String> = [
+            "device.api", "device.bus", "device.bus_path", "device.bus-path", "device.form_factor",
+            "device.form-factor", "device.string", "sysfs.path", "device.sysfs.path", "udev.id",
+        ]
+        private static let networkPrefixes = ["pulse.server.address", "raop.", "roc.", "rtp.", "tunnel.", "zeroconf."]
+
+        init(_ keys: some Sequence<String>) {
+            for key in keys {
+                // By the first letter, so that each key is compared only with the prefixes that
+                // could match it.
+                switch key.utf8.first {
+                case UInt8(ascii: "a"):
+                    if key.hasPrefix("alsa.") {
+                        hasALSAKey = true
+                        hasDeviceKey = true
+                    } else if key.hasPrefix("api.alsa.") {
+                        hasALSAKey = true
+                        hasAPIALSAKey = true
+                        hasDeviceKey = true
+                    } else if key.hasPrefix("api.bluez5.") {
+                        firstBlueZ5Key = min(key, firstBlueZ5Key ?? key)
+                        hasDeviceKey = true
+                    }
+                case UInt8(ascii: "b"):
+                    if key.hasPrefix("bluez.") || key.hasPrefix("bluetooth.") { hasDeviceKey = true }
+                case UInt8(ascii: "d"), UInt8(ascii: "s"), UInt8(ascii: "u"):
+                    if !hasDeviceKey {
+                        hasDeviceKey = Self.deviceKeys.contains(key) || key.hasPrefix("device.vendor.")
+                            || key.hasPrefix("device.product.") || key.hasPrefix("device.serial")
+                    }
+                case UInt8(ascii: "p"), UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "z"):
+                    if Self.networkPrefixes.contains(where: key.hasPrefix) {
+                        firstNetworkKey = min(key, firstNetworkKey ?? key)
+                    }
+                default:
+                    break
+                }
+            }
+        }
     }
 
     // MARK: Property access
@@ -486,16 +526,21 @@ public enum Classifier {
     /// The key actually present (the pactl spelling first, then PipeWire's) and its value,
     /// lower-cased and trimmed; nil when absent or empty.
     static func lookup(_ p: [String: String], _ key: String) -> (key: String, value: String)? {
-        for candidate in [key] + (aliases[key].map { [$0] } ?? []) {
-            if let found = value(p, candidate) { return (candidate, found) }
-        }
+        if let found = value(p, key) { return (key, found) }
+        if let alias = aliases[key], let found = value(p, alias) { return (alias, found) }
         return nil
     }
 
     /// A property value, lower-cased and trimmed; nil when absent or empty.
     static func value(_ p: [String: String], _ key: String) -> String? {
         guard let raw = p[key] else { return nil }
+        // Most values are already lower-case ASCII without blanks: no copy is made for them.
+        if !raw.isEmpty, raw.utf8.allSatisfy(isLowercaseASCIIWithoutBlanks) { return raw }
         let trimmed = raw.trimmingSpaces().lowercased()
         return trimmed.isEmpty ? nil : trimmed
+    }
+
+    private static func isLowercaseASCIIWithoutBlanks(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte < 0x7F && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
     }
 }

@@ -37,8 +37,9 @@ extension Classifier {
                                 ranking: [DeviceKind] = DuckPromptConfig.defaultRanking) -> [Classification] {
         let sinks = snapshot.sinks
         let base = sinks.map { classify($0) }
+        let positions = SinkPositions(sinks)
         let hops = sinks.indices.map { index in
-            base[index].kind == .virtual ? directTargets(of: index, in: snapshot) : []
+            base[index].kind == .virtual ? directTargets(of: index, in: snapshot, positions: positions) : []
         }
 
         /// Devices reachable from `index`, each with the path (hop descriptions) to it.
@@ -83,8 +84,24 @@ extension Classifier {
         var via: String
     }
 
+    /// Where each sink stands in a snapshot, by name and by index (the first sink when two
+    /// share one), so that following a link does not scan every sink.
+    private struct SinkPositions {
+        var byName: [String: Int] = [:]
+        var byIndex: [UInt32: Int] = [:]
+
+        init(_ sinks: [Sink]) {
+            byName.reserveCapacity(sinks.count)
+            byIndex.reserveCapacity(sinks.count)
+            for position in sinks.indices.reversed() {
+                byName[sinks[position].name] = position
+                if let index = sinks[position].index { byIndex[index] = position }
+            }
+        }
+    }
+
     /// Where a virtual sink's audio goes next, in snapshot order, without duplicates.
-    private static func directTargets(of index: Int, in snapshot: Snapshot) -> [Hop] {
+    private static func directTargets(of index: Int, in snapshot: Snapshot, positions: SinkPositions) -> [Hop] {
         let sinks = snapshot.sinks
         let sink = sinks[index]
         var hops: [Hop] = []
@@ -94,7 +111,7 @@ extension Classifier {
         }
 
         if let master = sink.properties["device.master_device"], !master.isEmpty {
-            add(sinks.firstIndex { $0.name == master }, "device.master_device=\(master)")
+            add(positions.byName[master], "device.master_device=\(master)")
         }
         let linkGroup = nonEmpty(sink.properties["node.link-group"])
         let applicationID = nonEmpty(sink.properties["application.id"])
@@ -113,21 +130,19 @@ extension Classifier {
             } else {
                 continue
             }
-            add(sinkPlayed(by: input, sinks: sinks), via)
+            add(sinkPlayed(by: input, positions: positions), via)
         }
         return hops
     }
 
     /// The sink a stream plays on: by `sinkIndex`, else the one its `target.object` or
     /// `node.target` names (by name, or by index when it is a number).
-    private static func sinkPlayed(by input: SinkInput, sinks: [Sink]) -> Int? {
-        if let found = sinks.firstIndex(where: { $0.index == input.sinkIndex }) { return found }
+    private static func sinkPlayed(by input: SinkInput, positions: SinkPositions) -> Int? {
+        if let found = positions.byIndex[input.sinkIndex] { return found }
         for key in ["target.object", "node.target"] {
             guard let target = nonEmpty(input.properties[key]) else { continue }
-            if let found = sinks.firstIndex(where: { $0.name == target }) { return found }
-            if let number = UInt32(target), let found = sinks.firstIndex(where: { $0.index == number }) {
-                return found
-            }
+            if let found = positions.byName[target] { return found }
+            if let number = UInt32(target), let found = positions.byIndex[number] { return found }
         }
         return nil
     }

@@ -100,21 +100,30 @@ public enum Router {
     /// `pa_sink_input_info.sink` and `corked` to tell which sinks play.
     public static func route(_ snapshot: Snapshot, request: DeviceRequest?,
                              config: DuckPromptConfig = DuckPromptConfig()) throws -> RouteDecision {
+        try route(snapshot, classifications: Classifier.classify(snapshot, ranking: config.ranking),
+                  request: request, config: config)
+    }
+
+    /// Routes a prompt with the snapshot already classified, as `DeviceListing` has it.
+    /// - Parameter classifications: `Classifier.classify(snapshot, ranking: config.ranking)`.
+    static func route(_ snapshot: Snapshot, classifications: [Classification], request: DeviceRequest?,
+                      config: DuckPromptConfig) throws -> RouteDecision {
         guard !snapshot.sinks.isEmpty else {
             throw DuckPromptError(.unavailable, "the server has no sinks")
         }
         let defaultName = defaultSinkName(snapshot)
-        let classifications = Classifier.classify(snapshot, ranking: config.ranking)
-        let byName = Dictionary(snapshot.sinks.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let candidates = zip(snapshot.sinks, classifications).map { sink, classification in
+        let sinks = snapshot.sinks
+        let positionByName = Dictionary(zip(sinks.map(\.name), sinks.indices), uniquingKeysWith: { first, _ in first })
+        let playing = playingSinkIndices(snapshot)
+        let candidates = zip(sinks, classifications).map { sink, classification in
             var exclusion = config.exclusion(for: sink, kind: classification.kind)
             if exclusion == nil, let target = classification.forwardsToSink, let forwardKind = classification.forwardsTo,
-               let targetSink = byName[target] {
-                exclusion = config.exclusion(for: targetSink, kind: forwardKind)
+               let position = positionByName[target] {
+                exclusion = config.exclusion(for: sinks[position], kind: forwardKind)
             }
             return Candidate(sink: sink, classification: classification,
                              isDefault: defaultName == sink.name,
-                             isPlaying: isPlaying(sink, in: snapshot),
+                             isPlaying: sink.index.map(playing.contains) ?? false,
                              exclusion: exclusion,
                              ranking: config.ranking)
         }.sorted(by: Candidate.order)
@@ -272,11 +281,10 @@ public enum Router {
         return name
     }
 
-    /// Whether a sink-input that is not corked plays on the sink. Sinks without an index (from
-    /// a dump) never play.
-    private static func isPlaying(_ sink: Sink, in snapshot: Snapshot) -> Bool {
-        guard let index = sink.index else { return false }
-        return snapshot.sinkInputs.contains { $0.sinkIndex == index && !$0.corked }
+    /// The indices of the sinks a sink-input that is not corked plays on. Sinks without an
+    /// index (from a dump) never play.
+    private static func playingSinkIndices(_ snapshot: Snapshot) -> Set<UInt32> {
+        Set(snapshot.sinkInputs.lazy.filter { !$0.corked }.map(\.sinkIndex))
     }
 
     /// Rank among external outputs in the default ranking, lower first.
@@ -290,14 +298,26 @@ public enum Router {
         ranking.firstIndex(of: kind) ?? ranking.count
     }
 
-    private struct Candidate {
-        var sink: Sink
-        var classification: Classification
-        var isDefault: Bool
-        var isPlaying: Bool
+    /// A sink with what the policy asks of it. A class: the policy filters and sorts thousands
+    /// of them, and copying a reference is cheaper than copying a sink.
+    private final class Candidate {
+        let sink: Sink
+        let classification: Classification
+        let isDefault: Bool
+        let isPlaying: Bool
         /// The `never` entry that leaves this sink out, if any.
-        var exclusion: DuckPromptConfig.Exclusion?
-        var ranking: [DeviceKind]
+        let exclusion: DuckPromptConfig.Exclusion?
+        let ranking: [DeviceKind]
+
+        init(sink: Sink, classification: Classification, isDefault: Bool, isPlaying: Bool,
+             exclusion: DuckPromptConfig.Exclusion?, ranking: [DeviceKind]) {
+            self.sink = sink
+            self.classification = classification
+            self.isDefault = isDefault
+            self.isPlaying = isPlaying
+            self.exclusion = exclusion
+            self.ranking = ranking
+        }
 
         var kind: DeviceKind { classification.kind }
         var isUnplugged: Bool { Classifier.effectiveActivePort(sink)?.availability == .no }
