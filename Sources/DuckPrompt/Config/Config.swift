@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The user's preferences for the cases the routing rules cannot know, read from
 /// `$XDG_CONFIG_HOME/duckprompt/config.json` (else `$HOME/.config/duckprompt/config.json`).
@@ -144,13 +145,13 @@ public struct DuckPromptConfig: Sendable, Equatable {
     /// - Throws: `DuckPromptError(.config)` (exit 78) when the file exists but cannot be read,
     ///   is not JSON, or holds an unknown key or a bad value; the message names the file and key.
     ///
-    /// Reads the file with `FileManager` and `JSONSerialization`; safe from any thread.
+    /// Reads the file with `stat`, `FileManager` and `JSONDecoder`; safe from any thread.
     public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> DuckPromptConfig {
         var config = DuckPromptConfig()
         if let path = path(environment: environment) {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-                guard !isDirectory.boolValue, let data = FileManager.default.contents(atPath: path) else {
+            var status = stat()
+            if stat(path, &status) == 0 {
+                guard status.st_mode & S_IFMT != S_IFDIR, let data = FileManager.default.contents(atPath: path) else {
                     throw DuckPromptError(.config, "\(path): cannot be read (permission denied, or not a file)")
                 }
                 config = try parse(data, path: path)
@@ -175,13 +176,13 @@ public struct DuckPromptConfig: Sendable, Equatable {
         func fail(_ message: String) -> DuckPromptError {
             DuckPromptError(.config, "\(path): \(message)")
         }
-        let json: Any
+        let json: JSONValue
         do {
-            json = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            json = try JSONValue.parse(data)
         } catch {
-            throw fail("not valid JSON (\(Self.describe(error)))")
+            throw fail("not valid JSON (\(JSONValue.describe(error)))")
         }
-        guard let object = json as? [String: Any] else {
+        guard let object = json.object else {
             throw fail("must hold one JSON object ({\"prefer\": [...], ...}), not \(Self.typeName(json))")
         }
         for key in object.keys.sorted() where !validKeys.contains(key) {
@@ -228,7 +229,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
                 }
         }
         if let value = object["pre_roll_ms"] {
-            guard let table = value as? [String: Any] else {
+            guard let table = value.object else {
                 throw fail("'pre_roll_ms' must be an object of device kind to milliseconds ({\"bluetooth-a2dp\": 300}), not \(Self.typeName(value))")
             }
             var preRoll: [DeviceKind: Int] = [:]
@@ -239,7 +240,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
             config.preRollMs = preRoll
         }
         if let value = object["duck_db"] {
-            guard let number = Self.number(value) else {
+            guard let number = value.number else {
                 throw fail("'duck_db' must be a number of dB between -200 and 0 (e.g. -20), not \(Self.typeName(value))")
             }
             guard number.isFinite, number <= 0, number >= -200 else {
@@ -258,25 +259,25 @@ public struct DuckPromptConfig: Sendable, Equatable {
 
     // MARK: Validation helpers
 
-    private static func strings(_ value: Any, key: String, what: String,
+    private static func strings(_ value: JSONValue, key: String, what: String,
                                 fail: (String) -> DuckPromptError) throws -> [String] {
-        if value is String {
+        if case .string = value {
             throw fail("'\(key)' must be an array of \(what) ([\"…\"]), not a string")
         }
-        guard let array = value as? [Any] else {
+        guard let array = value.array else {
             throw fail("'\(key)' must be an array of \(what), not \(typeName(value))")
         }
         return try array.enumerated().map { offset, element in
-            guard let string = element as? String else {
+            guard let string = element.string else {
                 throw fail("'\(key)' entry \(offset + 1) must be a string, not \(typeName(element))")
             }
             return string
         }
     }
 
-    private static func integer(_ value: Any, key: String, range: ClosedRange<Int>, unit: String,
+    private static func integer(_ value: JSONValue, key: String, range: ClosedRange<Int>, unit: String,
                                 fail: (String) -> DuckPromptError) throws -> Int {
-        guard let number = number(value) else {
+        guard let number = value.number else {
             throw fail("'\(key)' must be a whole number of \(unit) (\(range.lowerBound)…\(range.upperBound)), not \(typeName(value))")
         }
         guard number.isFinite, number == number.rounded(), let whole = Int(exactly: number) else {
@@ -307,44 +308,20 @@ public struct DuckPromptConfig: Sendable, Equatable {
         return result
     }
 
-    /// A JSON number (not a boolean) as a Double.
-    private static func number(_ value: Any) -> Double? {
-        guard !isBoolean(value), let number = value as? NSNumber else { return nil }
-        return number.doubleValue
-    }
-
-    /// Whether JSONSerialization produced a boolean (`true`/`false`), which also casts to
-    /// `NSNumber`, `Int` and `Bool` like the numbers 1 and 0 do.
-    private static func isBoolean(_ value: Any) -> Bool {
-        #if canImport(Darwin)
-        guard let number = value as? NSNumber else { return false }
-        return CFGetTypeID(number) == CFBooleanGetTypeID()
-        #else
-        return value is Bool && type(of: value) != NSNumber.self
-        #endif
-    }
-
     /// `a string`, `a number`, `true`, `an array`, … for messages.
-    static func typeName(_ value: Any) -> String {
-        if isBoolean(value) { return (value as? Bool) == true ? "true" : "false" }
+    static func typeName(_ value: JSONValue) -> String {
         switch value {
-        case is String: return "a string"
-        case is NSNumber: return "a number"
-        case is [Any]: return "an array"
-        case is [String: Any]: return "an object"
-        case is NSNull: return "null"
-        default: return "\(type(of: value))"
+        case .string: "a string"
+        case .int, .double: "a number"
+        case .bool(let flag): flag ? "true" : "false"
+        case .array: "an array"
+        case .object: "an object"
+        case .null: "null"
         }
     }
 
     private static func format(_ number: Double) -> String {
         number.isFinite && number == number.rounded() && abs(number) < 1e15 ? "\(Int(number))" : "\(number)"
-    }
-
-    private static func describe(_ error: Error) -> String {
-        let nsError = error as NSError
-        if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
-        return nsError.localizedDescription
     }
 
     /// Levenshtein distance, for "did you mean" hints.

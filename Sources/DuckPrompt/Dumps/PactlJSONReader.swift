@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `pactl --format=json list sinks` (PulseAudio 16+, also against pipewire-pulse): an array of
 /// objects as `get_sink_info_callback` in pactl.c encodes them:
@@ -27,37 +27,38 @@ enum PactlJSONReader {
     /// member; empty for the other shapes).
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is not JSON.
     static func readList(_ text: String) throws -> (sinks: [Sink], sinkInputs: [SinkInput]) {
-        let object: Any
+        let object: JSONValue
         do {
-            object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+            object = try JSONValue.parse(Data(text.utf8))
         } catch {
             throw DuckPromptError(.unsupportedData, SinkDumpReader.notADumpMessage)
         }
-        let elements: [Any]
-        var inputs: [Any] = []
-        if let array = object as? [Any] {
+        let elements: [JSONValue]
+        var inputs: [JSONValue] = []
+        switch object {
+        case .array(let array):
             elements = array
-        } else if let dictionary = object as? [String: Any] {
-            if let sinks = dictionary["sinks"] as? [Any] {
+        case .object(let dictionary):
+            if let sinks = dictionary["sinks"]?.array {
                 elements = sinks
-                inputs = dictionary["sink_inputs"] as? [Any] ?? []
+                inputs = dictionary["sink_inputs"]?.array ?? []
             } else {
-                elements = [dictionary]
+                elements = [object]
             }
-        } else {
+        default:
             elements = []
         }
-        return (elements.compactMap { ($0 as? [String: Any]).flatMap(sink) },
-                inputs.compactMap { ($0 as? [String: Any]).flatMap(sinkInput) })
+        return (elements.compactMap { $0.object.flatMap(sink) },
+                inputs.compactMap { $0.object.flatMap(sinkInput) })
     }
 
     /// One sink-input object (`get_sink_input_info_callback` in pactl.c), or nil without an
     /// `index` and a `sink`.
-    static func sinkInput(_ object: [String: Any]) -> SinkInput? {
+    static func sinkInput(_ object: [String: JSONValue]) -> SinkInput? {
         guard let index = uint32(object["index"]), let sinkIndex = uint32(object["sink"]) else { return nil }
-        let channelMap = (object["channel_map"] as? String)
+        let channelMap = object["channel_map"]?.string
             .map { $0.split(separator: ",").map { $0.trimmingSpaces() } } ?? []
-        let properties = (object["properties"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
+        let properties = (object["properties"]?.object ?? [:]).compactMapValues(\.string)
         return SinkInput(index: index, sinkIndex: sinkIndex,
                          name: properties["media.name"] ?? "",
                          volume: volume(object["volume"], channelMap: channelMap),
@@ -67,48 +68,47 @@ enum PactlJSONReader {
                          volumeWritable: bool(object["volume_writable"]) ?? true,
                          properties: properties,
                          ownerModule: uint32(object["owner_module"]).flatMap { $0 == UInt32.max ? nil : $0 },
-                         driver: object["driver"] as? String ?? "")
+                         driver: object["driver"]?.string ?? "")
     }
 
     /// One sink object, or nil when it has no `name` (not a sink).
-    static func sink(_ object: [String: Any]) -> Sink? {
-        guard let name = object["name"] as? String else { return nil }
+    static func sink(_ object: [String: JSONValue]) -> Sink? {
+        guard let name = object["name"]?.string else { return nil }
         guard object["driver"] != nil || object["ports"] != nil || object["properties"] != nil
                 || object["index"] != nil else { return nil }
-        let channelMap = (object["channel_map"] as? String)
+        let channelMap = object["channel_map"]?.string
             .map { $0.split(separator: ",").map { $0.trimmingSpaces() } } ?? []
-        let properties = (object["properties"] as? [String: Any] ?? [:])
-            .compactMapValues { $0 as? String }
-        let ports = (object["ports"] as? [Any] ?? []).compactMap { element -> Port? in
-            guard let port = element as? [String: Any], let name = port["name"] as? String
+        let properties = (object["properties"]?.object ?? [:]).compactMapValues(\.string)
+        let ports = (object["ports"]?.array ?? []).compactMap { element -> Port? in
+            guard let port = element.object, let name = port["name"]?.string
             else { return nil }
             return Port(name: name,
-                        description: port["description"] as? String ?? "",
-                        type: (port["type"] as? String).map(DumpVocabulary.portType) ?? .unknown,
+                        description: port["description"]?.string ?? "",
+                        type: port["type"]?.string.map(DumpVocabulary.portType) ?? .unknown,
                         priority: uint32(port["priority"]) ?? 0,
-                        availability: (port["availability"] as? String)
+                        availability: port["availability"]?.string
                             .flatMap(DumpVocabulary.availability) ?? .unknown)
         }
         return Sink(index: uint32(object["index"]).flatMap { $0 == UInt32.max ? nil : $0 },
                     name: name,
-                    description: object["description"] as? String
+                    description: object["description"]?.string
                         ?? properties["device.description"] ?? "",
-                    driver: object["driver"] as? String ?? "",
-                    state: (object["state"] as? String).flatMap(DumpVocabulary.state) ?? .unknown,
+                    driver: object["driver"]?.string ?? "",
+                    state: object["state"]?.string.flatMap(DumpVocabulary.state) ?? .unknown,
                     volume: volume(object["volume"], channelMap: channelMap),
                     channelMap: channelMap,
                     mute: bool(object["mute"]) ?? false,
-                    flags: Set((object["flags"] as? [Any] ?? []).compactMap { $0 as? String }),
+                    flags: Set((object["flags"]?.array ?? []).compactMap(\.string)),
                     ports: ports,
-                    activePortName: object["active_port"] as? String,
+                    activePortName: object["active_port"]?.string,
                     properties: properties,
                     ownerModule: uint32(object["owner_module"]).flatMap { $0 == UInt32.max ? nil : $0 })
     }
 
     /// `{"front-left": {"value": 39218, "value_percent": "60%", …}, …}` in channel-map order;
     /// a channel without `value` is converted from `value_percent`.
-    static func volume(_ any: Any?, channelMap: [String]) -> ChannelVolumes {
-        guard let channels = any as? [String: Any], channels["error"] == nil else {
+    static func volume(_ value: JSONValue?, channelMap: [String]) -> ChannelVolumes {
+        guard let channels = value?.object, channels["error"] == nil else {
             return ChannelVolumes([])
         }
         var order = channelMap.filter { channels[$0] != nil }
@@ -119,18 +119,17 @@ enum PactlJSONReader {
                 case let (l?, r?): l < r
                 case (_?, nil): true
                 case (nil, _?): false
-                case (nil, nil): lhs.localizedStandardCompare(rhs) == .orderedAscending
+                case (nil, nil): naturallyOrdered(lhs, rhs)
                 }
             }
         }
         var values: [UInt32] = []
         for channel in order {
-            let entry = channels[channel] as? [String: Any] ?? [:]
+            let entry = channels[channel]?.object ?? [:]
             if let value = uint32(entry["value"]) {
                 values.append(value)
-            } else if let percent = entry["value_percent"] as? String,
-                      let number = Double(percent.replacingOccurrences(of: "%", with: "")
-                          .replacingOccurrences(of: ",", with: ".").trimmingSpaces()) {
+            } else if let percent = entry["value_percent"]?.string,
+                      let number = Double(percent.replacing("%", with: "").replacing(",", with: ".").trimmingSpaces()) {
                 values.append(DumpVocabulary.volumeFromPercent(number))
             } else {
                 return ChannelVolumes([])
@@ -139,26 +138,56 @@ enum PactlJSONReader {
         return ChannelVolumes(values)
     }
 
+    /// Whether `lhs` sorts before `rhs` in the order Foundation's `localizedStandardCompare`
+    /// gives names of ASCII letters, digits and `-` (channel names): case-insensitive, a run of
+    /// digits by its number (`aux2` < `aux10`), `-` before digits before letters; names that
+    /// differ only in case or leading zeros put lower case and fewer zeros first (`foo` <
+    /// `Foo`, `x2` < `x02`). Other characters compare by code point.
+    static func naturallyOrdered(_ lhs: String, _ rhs: String) -> Bool {
+        func isDigit(_ scalar: Unicode.Scalar) -> Bool { scalar >= "0" && scalar <= "9" }
+        let a = Array(lhs.unicodeScalars), b = Array(rhs.unicodeScalars)
+        var i = 0, j = 0
+        while i < a.count, j < b.count {
+            if isDigit(a[i]), isDigit(b[j]) {
+                // Two runs of digits compare as numbers: without leading zeros, the longer is
+                // larger, else the first digit that differs decides.
+                let aEnd = a[i...].firstIndex { !isDigit($0) } ?? a.count
+                let bEnd = b[j...].firstIndex { !isDigit($0) } ?? b.count
+                let aDigits = a[i..<aEnd].drop(while: { $0 == "0" })
+                let bDigits = b[j..<bEnd].drop(while: { $0 == "0" })
+                if aDigits.count != bDigits.count { return aDigits.count < bDigits.count }
+                if let (x, y) = zip(aDigits, bDigits).first(where: { $0 != $1 }) { return x < y }
+                (i, j) = (aEnd, bEnd)
+            } else {
+                let x = a[i].properties.lowercaseMapping, y = b[j].properties.lowercaseMapping
+                if x != y { return x.unicodeScalars.lexicographicallyPrecedes(y.unicodeScalars) }
+                (i, j) = (i + 1, j + 1)
+            }
+        }
+        if i < a.count || j < b.count { return j < b.count }
+        return lhs > rhs
+    }
+
     /// A JSON number (or numeric string) as UInt32; nil when absent, negative or too large.
-    static func uint32(_ any: Any?) -> UInt32? {
-        switch any {
-        case let value as UInt32: return value
-        case let value as Int: return UInt32(exactly: value)
-        case let value as Int64: return UInt32(exactly: value)
-        case let value as UInt64: return UInt32(exactly: value)
-        case let value as Double: return UInt32(exactly: value)
-        case let value as NSNumber: return UInt32(exactly: value.int64Value)
-        case let value as String: return UInt32(value)
-        default: return nil
+    /// `true` and `false` are 1 and 0 (as JSONSerialization's booleans cast).
+    static func uint32(_ value: JSONValue?) -> UInt32? {
+        switch value {
+        case .int(let value): UInt32(exactly: value)
+        case .double(let value): UInt32(exactly: value)
+        case .bool(let value): value ? 1 : 0
+        case .string(let value): UInt32(value)
+        default: nil
         }
     }
 
-    static func bool(_ any: Any?) -> Bool? {
-        switch any {
-        case let value as Bool: return value
-        case let value as NSNumber: return value.boolValue
-        case let value as String: return DumpVocabulary.bool(value)
-        default: return nil
+    /// A boolean, a number (non-zero once truncated is true) or a boolean word.
+    static func bool(_ value: JSONValue?) -> Bool? {
+        switch value {
+        case .bool(let value): value
+        case .int(let value): value != 0
+        case .double(let value): value <= -1 || value >= 1
+        case .string(let value): DumpVocabulary.bool(value)
+        default: nil
         }
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `pw-dump` output: the JSON array of every PipeWire object. Sinks, sink-inputs and the
 /// default sink are read the way pipewire-pulse reports them to `pactl` (`fill_sink_info`,
@@ -58,10 +59,10 @@ enum PwDumpReader {
 
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is not a JSON array.
     static func read(_ text: String) throws -> Snapshot {
-        guard let objects = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any] else {
+        guard let objects = (try? JSONValue.parse(Data(text.utf8)))?.array else {
             throw DuckPromptError(.unsupportedData, SinkDumpReader.notADumpMessage)
         }
-        return read(objects: objects.compactMap { $0 as? [String: Any] })
+        return read(objects: objects.compactMap(\.object))
     }
 
     // MARK: Objects
@@ -69,32 +70,32 @@ enum PwDumpReader {
     private struct Object {
         var id: UInt32
         var type: String
-        var info: [String: Any]
-        var props: [String: Any]
-        var params: [String: [[String: Any]]]
+        var info: [String: JSONValue]
+        var props: [String: JSONValue]
+        var params: [String: [[String: JSONValue]]]
         /// Top-level `props` (metadata objects keep theirs outside `info`).
-        var outerProps: [String: Any]
-        var metadata: [[String: Any]]
+        var outerProps: [String: JSONValue]
+        var metadata: [[String: JSONValue]]
 
-        init?(_ json: [String: Any]) {
-            guard let id = PactlJSONReader.uint32(json["id"]), let type = json["type"] as? String else { return nil }
+        init?(_ json: [String: JSONValue]) {
+            guard let id = PactlJSONReader.uint32(json["id"]), let type = json["type"]?.string else { return nil }
             self.id = id
             self.type = type
-            info = json["info"] as? [String: Any] ?? [:]
-            props = info["props"] as? [String: Any] ?? [:]
-            let rawParams = info["params"] as? [String: Any] ?? [:]
-            params = rawParams.compactMapValues { ($0 as? [Any])?.compactMap { $0 as? [String: Any] } }
-            outerProps = json["props"] as? [String: Any] ?? [:]
-            metadata = (json["metadata"] as? [Any] ?? []).compactMap { $0 as? [String: Any] }
+            info = json["info"]?.object ?? [:]
+            props = info["props"]?.object ?? [:]
+            let rawParams = info["params"]?.object ?? [:]
+            params = rawParams.compactMapValues { $0.array?.compactMap(\.object) }
+            outerProps = json["props"]?.object ?? [:]
+            metadata = (json["metadata"]?.array ?? []).compactMap(\.object)
         }
 
         var isNode: Bool { type.hasSuffix(":Node") }
-        var mediaClass: String? { props["media.class"] as? String }
+        var mediaClass: String? { props["media.class"]?.string }
         /// `object.serial`, else the id: the index pipewire-pulse reports.
         var index: UInt32 { PactlJSONReader.uint32(props["object.serial"] ?? outerProps["object.serial"]) ?? id }
     }
 
-    private static func read(objects json: [[String: Any]]) -> Snapshot {
+    private static func read(objects json: [[String: JSONValue]]) -> Snapshot {
         let objects = json.compactMap(Object.init)
         let byID = Dictionary(objects.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let sinkNodes = objects.filter { $0.isNode && ($0.mediaClass == "Audio/Sink" || $0.mediaClass == "Audio/Duplex") }
@@ -121,7 +122,7 @@ enum PwDumpReader {
                                  sinkIndex: linkedSink[node.id].flatMap { byID[$0]?.index } ?? UInt32.max,
                                  name: node.props["media.name"].map(string) ?? "",
                                  volume: volume, mute: mute,
-                                 corked: (node.info["state"] as? String) != "running",
+                                 corked: node.info["state"]?.string != "running",
                                  properties: pulseProperties(node.props, card: nil),
                                  ownerModule: ownerModule(node, objects: byID),
                                  driver: "PipeWire")
@@ -139,17 +140,17 @@ enum PwDumpReader {
         let cardDevice = PactlJSONReader.uint32(props["card.profile.device"])
 
         // The card's active route for this node's device: volume, mute, active port.
-        let route: [String: Any]? = card.flatMap { card in
+        let route: [String: JSONValue]? = card.flatMap { card in
             guard let cardDevice else { return nil }
             return (card.params["Route"] ?? []).first { route in
                 PactlJSONReader.uint32(route["device"]) == cardDevice
-                    && (route["direction"] as? String).map { $0 == "Output" } ?? true
+                    && route["direction"]?.string.map { $0 == "Output" } ?? true
             }
         }
         var (volume, mute, hasCodecs) = volumeAndMute(params: node.params["Props"] ?? [])
         var hwVolume = false, hwMute = false
         if let route {
-            if let routeProps = route["props"] as? [String: Any] {
+            if let routeProps = route["props"]?.object {
                 let (routeVolume, routeMute, _) = volumeAndMute(params: [routeProps])
                 if !routeVolume.values.isEmpty { volume = routeVolume }
                 if routeProps["mute"] != nil { mute = routeMute }
@@ -165,24 +166,24 @@ enum PwDumpReader {
         if let card, let cardDevice {
             let activeProfile = (card.params["Profile"] ?? []).first.flatMap { PactlJSONReader.uint32($0["index"]) }
             for entry in card.params["EnumRoute"] ?? [] {
-                guard (entry["direction"] as? String) == "Output", let portName = entry["name"] as? String else { continue }
-                if let devices = entry["devices"] as? [Any],
+                guard entry["direction"]?.string == "Output", let portName = entry["name"]?.string else { continue }
+                if let devices = entry["devices"]?.array,
                    !devices.contains(where: { PactlJSONReader.uint32($0) == cardDevice }) { continue }
-                if let activeProfile, let profiles = entry["profiles"] as? [Any],
+                if let activeProfile, let profiles = entry["profiles"]?.array,
                    !profiles.contains(where: { PactlJSONReader.uint32($0) == activeProfile }) { continue }
                 let info = infoDictionary(entry["info"])
                 ports.append(Port(name: portName,
-                                  description: entry["description"] as? String ?? portName,
+                                  description: entry["description"]?.string ?? portName,
                                   type: info["port.type"].map(DumpVocabulary.portType) ?? .unknown,
                                   priority: PactlJSONReader.uint32(entry["priority"]) ?? 0,
-                                  availability: (entry["available"] as? String)
+                                  availability: entry["available"]?.string
                                       .flatMap { PortAvailability(rawValue: $0.lowercased()) } ?? .unknown))
             }
-            if let routeName = route?["name"] as? String, ports.contains(where: { $0.name == routeName }) {
+            if let routeName = route?["name"]?.string, ports.contains(where: { $0.name == routeName }) {
                 activePortName = routeName
             } else if let routeIndex = route.flatMap({ PactlJSONReader.uint32($0["index"]) }),
                       let entry = (card.params["EnumRoute"] ?? []).first(where: { PactlJSONReader.uint32($0["index"]) == routeIndex }),
-                      let entryName = entry["name"] as? String, ports.contains(where: { $0.name == entryName }) {
+                      let entryName = entry["name"]?.string, ports.contains(where: { $0.name == entryName }) {
                 activePortName = entryName
             } else {
                 activePortName = ports.first?.name
@@ -196,7 +197,7 @@ enum PwDumpReader {
         if hwMute { flags.insert("HW_MUTE_CTRL") }
         if hasCodecs { flags.insert("SET_FORMATS") }
 
-        let state: SinkState = switch (node.info["state"] as? String)?.lowercased() {
+        let state: SinkState = switch node.info["state"]?.string?.lowercased() {
         case "running": isFed ? .running : .idle
         case "idle": .idle
         case "suspended": .suspended
@@ -227,16 +228,24 @@ enum PwDumpReader {
 
     /// Volume (pa_volume_t per channel), mute, and whether `iec958Codecs` is present, from
     /// `Props` params (or a route's `props`).
-    private static func volumeAndMute(params: [[String: Any]]) -> (ChannelVolumes, Bool, Bool) {
+    private static func volumeAndMute(params: [[String: JSONValue]]) -> (ChannelVolumes, Bool, Bool) {
         var volume = ChannelVolumes([])
         var mute = false
         var codecs = false
         for param in params {
-            if volume.values.isEmpty, let linear = param["channelVolumes"] as? [Any] {
-                let values = linear.compactMap { ($0 as? NSNumber)?.doubleValue }
+            if volume.values.isEmpty, let linear = param["channelVolumes"]?.array {
+                // A boolean counts as 1 or 0, as JSONSerialization's did.
+                let values = linear.compactMap { value -> Double? in
+                    if case .bool(let flag) = value { flag ? 1 : 0 } else { value.number }
+                }
                 if values.count == linear.count { volume = ChannelVolumes(values.map { paVolume(fromLinear: $0) }) }
             }
-            if let value = param["mute"] as? Bool { mute = value }
+            // `true`/`false`, or 1/0 (JSONSerialization's numbers 1 and 0 cast to Bool too).
+            if case .bool(let value) = param["mute"] {
+                mute = value
+            } else if let number = param["mute"]?.number, number == 0 || number == 1 {
+                mute = number == 1
+            }
             if param["iec958Codecs"] != nil { codecs = true }
         }
         return (volume, mute, codecs)
@@ -262,9 +271,9 @@ enum PwDumpReader {
 
     private static func channelMap(_ node: Object) -> [String] {
         let names: [String]
-        if let map = (node.params["Props"] ?? []).lazy.compactMap({ $0["channelMap"] as? [Any] }).first {
-            names = map.compactMap { $0 as? String }
-        } else if let position = node.props["audio.position"] as? String {
+        if let map = (node.params["Props"] ?? []).lazy.compactMap({ $0["channelMap"]?.array }).first {
+            names = map.compactMap(\.string)
+        } else if let position = node.props["audio.position"]?.string {
             names = position.split(whereSeparator: { ",[] ".contains($0) }).map(String.init)
         } else {
             names = []
@@ -278,14 +287,14 @@ enum PwDumpReader {
     }
 
     /// A route's `info`: `[n, "key", "value", …]` (or an object) as a dictionary.
-    private static func infoDictionary(_ any: Any?) -> [String: String] {
-        if let object = any as? [String: Any] { return object.mapValues(string) }
-        guard let array = any as? [Any], !array.isEmpty else { return [:] }
+    private static func infoDictionary(_ value: JSONValue?) -> [String: String] {
+        if let object = value?.object { return object.mapValues(string) }
+        guard let array = value?.array, !array.isEmpty else { return [:] }
         var items = Array(array.dropFirst())
         if items.count % 2 == 1 { items.removeLast() }
         var result: [String: String] = [:]
         for pair in stride(from: 0, to: items.count, by: 2) {
-            if let key = items[pair] as? String { result[key] = string(items[pair + 1]) }
+            if let key = items[pair].string { result[key] = string(items[pair + 1]) }
         }
         return result
     }
@@ -314,7 +323,7 @@ enum PwDumpReader {
 
     /// Node properties plus the card's (those the node does not set), as strings, with keys
     /// and roles renamed as pipewire-pulse reports them.
-    private static func pulseProperties(_ props: [String: Any], card: [String: Any]?) -> [String: String] {
+    private static func pulseProperties(_ props: [String: JSONValue], card: [String: JSONValue]?) -> [String: String] {
         var merged = props.mapValues(string)
         for (key, value) in card ?? [:] where merged[key] == nil { merged[key] = string(value) }
         var result: [String: String] = [:]
@@ -330,23 +339,20 @@ enum PwDumpReader {
 
     /// A property value as pactl prints it: strings as they are, numbers without a trailing
     /// `.0`, booleans `true`/`false`, anything else as compact JSON.
-    static func string(_ any: Any) -> String {
-        switch any {
-        case let text as String:
+    static func string(_ value: JSONValue) -> String {
+        switch value {
+        case .string(let text):
             return text
-        case let number as NSNumber:
-            if type(of: any) != NSNumber.self, let flag = any as? Bool { return flag ? "true" : "false" }
-            let value = number.doubleValue
-            if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-            return "\(value)"
-        case is NSNull:
+        case .bool(let flag):
+            return flag ? "true" : "false"
+        case .int, .double:
+            let number = value.number ?? 0
+            if number.isFinite, number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
+            return "\(number)"
+        case .null:
             return ""
-        default:
-            guard JSONSerialization.isValidJSONObject(any),
-                  let data = try? JSONSerialization.data(withJSONObject: any, options: [.sortedKeys]) else {
-                return "\(any)"
-            }
-            return String(decoding: data, as: UTF8.self)
+        case .object, .array:
+            return value.jsonText ?? "\(value)"
         }
     }
 
@@ -354,11 +360,11 @@ enum PwDumpReader {
 
     private static func defaultSink(_ objects: [Object]) -> String? {
         for metadata in objects where metadata.type.hasSuffix(":Metadata") {
-            let name = (metadata.outerProps["metadata.name"] ?? metadata.props["metadata.name"]) as? String
+            let name = (metadata.outerProps["metadata.name"] ?? metadata.props["metadata.name"])?.string
             guard name == "default" else { continue }
             for key in ["default.audio.sink", "default.configured.audio.sink"] {
                 guard let entry = metadata.metadata.first(where: {
-                    ($0["key"] as? String) == key && (PactlJSONReader.uint32($0["subject"]) ?? 0) == 0
+                    $0["key"]?.string == key && (PactlJSONReader.uint32($0["subject"]) ?? 0) == 0
                 }) else { continue }
                 if let found = sinkName(entry["value"]) { return found }
             }
@@ -367,12 +373,11 @@ enum PwDumpReader {
     }
 
     /// `{"name": "x"}`, or the same as a JSON string (older pw-dump), or a bare name.
-    private static func sinkName(_ value: Any?) -> String? {
-        if let object = value as? [String: Any] { return object["name"] as? String }
-        guard let text = value as? String, !text.isEmpty else { return nil }
-        if let data = text.data(using: .utf8),
-           let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
-            return object["name"] as? String
+    private static func sinkName(_ value: JSONValue?) -> String? {
+        if let object = value?.object { return object["name"]?.string }
+        guard let text = value?.string, !text.isEmpty else { return nil }
+        if let object = (try? JSONValue.parse(Data(text.utf8)))?.object {
+            return object["name"]?.string
         }
         return text
     }
