@@ -1,6 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The library, the CLI and the executable use FoundationEssentials, not Foundation: Foundation
+// and its ICU add about 10 MB of RSS and several ms of start-up to every prompt
+// (Docs/performance.md). With MemberImportVisibility, a file sees only the extension members of
+// the modules it imports itself, so the compiler checks that nothing pulls Foundation back in.
+let foundationFree: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
+
 let package = Package(
     name: "duckprompt",
     products: [
@@ -15,9 +21,10 @@ let package = Package(
                        providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CEspeakNG", pkgConfig: "espeak-ng",
                        providers: [.apt(["libespeak-ng-dev"])]),
-        .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG"]),
-        .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt"]),
-        .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI"]),
+        .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG"],
+                swiftSettings: foundationFree),
+        .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt"], swiftSettings: foundationFree),
+        .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI"], swiftSettings: foundationFree),
         // Scripts/bench's measuring tool (Docs/performance.md); uses the library's package API.
         .executableTarget(name: "duckprompt-bench", dependencies: ["DuckPrompt"]),
         .testTarget(name: "DuckPromptTests", dependencies: ["DuckPrompt"],

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where and how to reach the sound server.
 public struct ServerOptions: Sendable, Equatable {
@@ -238,7 +239,7 @@ public enum DuckPrompt {
                                config: DuckPromptConfig = DuckPromptConfig()) throws -> DeviceListing {
         let text: String
         if path == "-" {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            text = String(decoding: try StandardStreams.readInput(), as: UTF8.self)
         } else {
             guard FileManager.default.isReadableFile(atPath: path),
                   let data = FileManager.default.contents(atPath: path) else {
@@ -267,7 +268,7 @@ public enum DuckPrompt {
         let control = InterruptControl()
         return AsyncThrowingStream { continuation in
             continuation.onTermination = { _ in control.cancel() }
-            let thread = Thread {
+            startThread {
                 do {
                     let connection = try PulseConnection(server: server.server, clientName: server.clientName,
                                                          timeout: server.timeout)
@@ -309,8 +310,6 @@ public enum DuckPrompt {
                     continuation.finish(throwing: error)
                 }
             }
-            thread.name = "duckprompt-watch"
-            thread.start()
         }
     }
 
@@ -543,7 +542,7 @@ private func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticke
     let queue = PromptQueue(store: store)
     let giveUp = ContinuousClock.now + .seconds(10)
     while store.hasHandover && ContinuousClock.now < giveUp {
-        Thread.sleep(forTimeInterval: PromptQueue.pollInterval.seconds)
+        sleepThread(for: PromptQueue.pollInterval)
         // No one left to adopt it (the interrupting prompt died or was dropped)?
         let nobody = (try? queue.withQueueLock { _ in try queue.liveTickets().isEmpty }) ?? false
         if nobody, let again = try? RuntimeLock.tryAcquire(in: store) {
@@ -559,40 +558,31 @@ private func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticke
 /// prompt (`InterruptControl.stop`) when one comes. It sleeps until a file appears in the queue
 /// directory (`DirectoryWatch`); without inotify it polls every `PromptQueue.pollInterval`.
 private final class StopWatcher: @unchecked Sendable {
-    private let done = NSCondition()
+    private let lock = Lock()
     private var cancelled = false
     private let watch: DirectoryWatch?
 
     init(ticket: Ticket, control: InterruptControl, directory: String) {
         watch = DirectoryWatch(path: directory)
-        let thread = Thread { [self] in
+        startThread { [self] in
             while true {
                 if let reason = ticket.stopReason {
                     control.stop(reason: reason)
                     return
                 }
+                if lock.withLock({ cancelled }) { return }
                 if let watch {
-                    if done.withLock({ cancelled }) { return }
                     // A safety net of 1 s: a request is seen at once, through the watch.
                     watch.wait(timeoutMs: 1000)
                 } else {
-                    let stop = done.withLock { () -> Bool in
-                        if !cancelled { _ = done.wait(until: Date(timeIntervalSinceNow: PromptQueue.pollInterval.seconds)) }
-                        return cancelled
-                    }
-                    if stop { return }
+                    sleepThread(for: PromptQueue.pollInterval)
                 }
             }
         }
-        thread.name = "duckprompt-queue"
-        thread.start()
     }
 
     func cancel() {
-        done.withLock {
-            cancelled = true
-            done.signal()
-        }
+        lock.withLock { cancelled = true }
         watch?.wake()
     }
 }
@@ -605,7 +595,7 @@ private final class SourceList: @unchecked Sendable {
 
 /// Lets Task cancellation reach a connection that a blocking thread owns.
 final class InterruptControl: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var connection: PulseConnection?
     private var cancelled = false
 
@@ -650,11 +640,9 @@ func runBlocking<T: Sendable>(_ control: InterruptControl,
                               _ body: @escaping @Sendable (InterruptControl) throws -> T) async throws -> T {
     try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
+            startThread {
                 continuation.resume(with: Result { try body(control) })
             }
-            thread.name = "duckprompt-pulse"
-            thread.start()
         }
     } onCancel: {
         control.cancel()

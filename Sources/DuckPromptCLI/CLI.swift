@@ -1,5 +1,7 @@
+import Dispatch
 import DuckPrompt
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The `duckprompt` command: parses arguments, calls the library once, prints.
 public enum DuckPromptCLI {
@@ -10,7 +12,7 @@ public enum DuckPromptCLI {
     public static func main(_ arguments: [String]) async -> Int32 {
         var args = Array(arguments.dropFirst())
         guard let verb = args.first else {
-            FileHandle.standardError.write(Data("duckprompt: missing subcommand (see duckprompt --help)\n".utf8))
+            StandardStreams.writeError("duckprompt: missing subcommand (see duckprompt --help)\n")
             return 64
         }
         args.removeFirst()
@@ -46,7 +48,7 @@ public enum DuckPromptCLI {
     }
 
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("duckprompt: \(message)\n".utf8))
+        StandardStreams.writeError("duckprompt: \(message)\n")
     }
 }
 
@@ -170,12 +172,12 @@ enum PlayCommand {
             for note in report.recoveryNotes { DuckPromptCLI.printError(note) }
             if r.has("verbose") {
                 let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
-                FileHandle.standardError.write(Data("""
+                StandardStreams.writeError("""
                     duckprompt: played \(report.framesPlayed) frames on \(report.route.sink.name): \(report.route.reason)
                     duckprompt: pre-roll \(report.preRollMs) ms\(report.preRollMs > 0 ? " (the sink was asleep)" : "")
                     duckprompt: ducked and restored: \(ducked.isEmpty ? "none" : ducked)
 
-                    """.utf8))
+                    """)
             }
             return 0
         } catch is CancellationError {
@@ -274,7 +276,7 @@ enum CLIErrors {
 /// trapped) and remembers the first one received.
 final class SignalTrap: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
-    private let lock = NSLock()
+    private let lock = Lock()
     private var first: Int32?
     private let queue = DispatchQueue(label: "duckprompt.signals")
 

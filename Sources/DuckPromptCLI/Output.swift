@@ -1,5 +1,6 @@
 import DuckPrompt
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Formats listings as text tables and JSON (documented in Docs/json.md).
 enum Output {
@@ -15,7 +16,7 @@ enum Output {
         }
         let widths = (0..<rows[0].count).map { col in rows.map { $0[col].count }.max() ?? 0 }
         var lines = rows.map { row in
-            let padded = zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
+            let padded = zip(row, widths).map { $0 + String(repeating: " ", count: max(0, $1 - $0.count)) }
             var line = padded.joined(separator: "  ")
             while line.last == " " { line.removeLast() }
             return line
@@ -115,10 +116,13 @@ enum Output {
                       compact: compact)
     }
 
+    /// Local wall-clock time as `HH:mm:ss.SSS` (`clock_gettime(CLOCK_REALTIME)`, `localtime_r`).
     static func timestamp() -> String {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "HH:mm:ss.SSS"
-        return formatter.string(from: Date())
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var local = tm()
+        localtime_r(&now.tv_sec, &local)
+        return formatted("%02d:%02d:%02d.%03d", local.tm_hour, local.tm_min, local.tm_sec, now.tv_nsec / 1_000_000)
     }
 
     /// `12:00:01.250 sink-added: sink bt (bluetooth-a2dp) appeared; prompts go to bt (bluetooth-a2dp): …`
@@ -133,16 +137,15 @@ enum Output {
     }
 
     static func changeJSON(_ change: DeviceChange, _ listing: DeviceListing) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return encode(ChangeJSON(event: change.event, time: formatter.string(from: Date()),
+        let time = Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        return encode(ChangeJSON(event: change.event, time: time,
                                  sink: change.sinkName, summary: change.summary, route: route(listing)),
                       compact: true)
     }
 
     /// Writes a line to stdout at once (no buffering: `--watch` output goes to pipes).
     static func emit(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        StandardStreams.writeOutput(line + "\n")
     }
 
     static func encode<T: Encodable>(_ value: T, compact: Bool = false) -> String {

@@ -1,3 +1,3 @@
 import DuckPromptCLI
-import Foundation
+import Glibc
 exit(await DuckPromptCLI.main(CommandLine.arguments))

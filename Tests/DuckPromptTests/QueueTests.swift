@@ -107,8 +107,8 @@ struct PromptQueueTests {
         let store = try JournalStore(runtimeDir: dir.path)
         // What a killed prompt leaves: a ticket file that no one holds a lock on.
         let stale = #"{"seq":41,"pid":999999,"priority":"important","playing":true,"name":"x"}"#
-        FileManager.default.createFile(atPath: dir.path + "/duckprompt/ticket-41.json", contents: Data(stale.utf8))
-        FileManager.default.createFile(atPath: dir.path + "/duckprompt/ticket-40.stop", contents: Data("x\n".utf8))
+        _ = FileManager.default.createFile(atPath: dir.path + "/duckprompt/ticket-41.json", contents: Data(stale.utf8))
+        _ = FileManager.default.createFile(atPath: dir.path + "/duckprompt/ticket-40.stop", contents: Data("x\n".utf8))
         let queue = PromptQueue(store: store)
         let ticket = try queue.enter(priority: .notification)
         let lock = try ticket.waitTurn(deadline: ContinuousClock.now + .seconds(1))
@@ -236,7 +236,7 @@ struct HandoverTests {
         let dir = try PromptQueueTests.Dir()
         let store = try JournalStore(runtimeDir: dir.path)
         let dead = DuckJournal(pid: 999_999, processStart: 1, depth: -20, streams: [.init(index: 4, original: ChannelVolumes([1000]))])
-        FileManager.default.createFile(atPath: dir.path + "/duckprompt/handover.json", contents: try dead.encoded())
+        _ = FileManager.default.createFile(atPath: dir.path + "/duckprompt/handover.json", contents: try dead.encoded())
         let orphans = try store.orphans()
         #expect(orphans.map(\.path) == [dir.path + "/duckprompt/handover.json"])
         #expect(orphans.first?.journal.streams.first?.index == 4)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a running prompt must restore if it dies: written (by `JournalStore`) before the first
 /// volume write and after every change of the duck's bookkeeping, removed after the release.
@@ -131,7 +132,7 @@ public struct DuckJournal: Sendable, Equatable, Codable {
         let fields = stat[stat.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
         // fields[0] is field 3 (state), so field 22 is fields[19].
         guard fields.count > 19 else { return nil }
-        return UInt64(fields[19].trimmingCharacters(in: .whitespacesAndNewlines))
+        return UInt64(fields[19].trimmingWhitespace())
     }
 
     /// The state letter of a `/proc/PID/stat` line (field 3: `R`, `S`, `Z` …).

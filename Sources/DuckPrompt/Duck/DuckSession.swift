@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Drives a `DuckPlan` on a live server for the length of one prompt: ramps, and follows
 /// sink-input events meanwhile — streams that start are ducked as they appear, a user's volume
@@ -39,7 +40,7 @@ final class DuckSession: @unchecked Sendable {
     /// `DUCKPROMPT_DEBUG=1` traces events and actions on stderr.
     private static let debug = ProcessInfo.processInfo.environment["DUCKPROMPT_DEBUG"] != nil
     private func trace(_ text: @autoclosure () -> String) {
-        if Self.debug { FileHandle.standardError.write(Data("duckprompt[debug]: \(text())\n".utf8)) }
+        if Self.debug { StandardStreams.writeError("duckprompt[debug]: \(text())\n") }
     }
 
     /// Sends actions without waiting for the answers. Lock held.

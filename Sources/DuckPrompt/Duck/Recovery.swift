@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Undoes the duck of a duckprompt process that died mid-prompt (killed, crashed), from the
 /// journal it left: streams still at a level its duck wrote go back to their own volume, and

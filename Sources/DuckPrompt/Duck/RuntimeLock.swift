@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One duck at a time per user: an exclusive `flock(2)` on `lock` in the journal directory
 /// (`JournalStore.directory`). Concurrent duckprompt processes serialize on it, so a stream is
@@ -15,7 +16,7 @@ import Foundation
 public final class RuntimeLock: @unchecked Sendable {
     /// The lock file, e.g. `/run/user/1000/duckprompt/lock`.
     public let path: String
-    private let mutex = NSLock()
+    private let mutex = Lock()
     /// The open lock file; -1 once released.
     private var fd: Int32
 
@@ -55,7 +56,7 @@ public final class RuntimeLock: @unchecked Sendable {
             if let timeout, waited >= timeout { throw lock.busy(waited: waited) }
             var pause = Duration.milliseconds(10)
             if let timeout { pause = min(pause, timeout - waited) }
-            Thread.sleep(forTimeInterval: seconds(pause))
+            sleepThread(for: pause)
         }
     }
 
@@ -152,7 +153,7 @@ public final class RuntimeLock: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 32)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0, let text = String(bytes: buffer[0..<n], encoding: .utf8),
-              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0,
+              let pid = Int32(text.trimmingWhitespace()), pid > 0,
               JournalStore.processExists(pid) else { return nil }
         return pid
     }
@@ -160,7 +161,7 @@ public final class RuntimeLock: @unchecked Sendable {
     private func busy(waited: Duration) -> DuckPromptError {
         let who = holder().map { " (pid \($0) holds \(path))" } ?? " (\(path) is locked)"
         let secs = Self.seconds(waited)
-        let after = secs < 0.05 ? "" : String(format: "; gave up after %.1f s", secs)
+        let after = secs < 0.05 ? "" : formatted("; gave up after %.1f s", secs)
         return DuckPromptError(.unavailable, "another duckprompt prompt is still playing\(who)\(after)")
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One line of a text dump: its indentation (tabs count to the next multiple of 8 columns) and
 /// its text without surrounding blanks. No-break spaces (French `Nom : x`) become spaces and the
@@ -71,7 +72,7 @@ struct DumpLine: Sendable, Equatable {
     var property: (key: String, value: String)? {
         var body = Substring(text)
         if body.hasPrefix("* ") { body = body.dropFirst(2) }
-        guard let equals = body.range(of: " = ") else { return nil }
+        guard let equals = body.firstRange(of: " = ") else { return nil }
         let key = body[..<equals.lowerBound].trimmingSpaces()
         guard !key.isEmpty, !key.contains(where: { $0 == " " || $0 == "\"" || $0 == "\t" })
         else { return nil }
@@ -131,7 +132,7 @@ struct DumpLine: Sendable, Equatable {
         let head = text[..<open].trimmingSpaces()
         let name: String
         let description: String
-        if let separator = head.range(of: ": ") {
+        if let separator = head.firstRange(of: ": ") {
             name = head[..<separator.lowerBound].trimmingSpaces()
             description = head[separator.upperBound...].trimmingSpaces()
         } else if head.hasSuffix(":") {

@@ -145,7 +145,7 @@ enum DumpVocabulary {
         guard !percent.isEmpty else { return nil }
         var values: [UInt32] = []
         for match in percent {
-            guard let pct = Double(match.output.2.replacingOccurrences(of: ",", with: "."))
+            guard let pct = Double(match.output.2.replacing(",", with: "."))
             else { return nil }
             values.append(volumeFromPercent(pct))
         }

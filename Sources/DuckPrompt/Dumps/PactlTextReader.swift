@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The dump formats `SinkDumpReader` understands.
 public enum SinkDumpFormat: String, Sendable, Equatable, CaseIterable {

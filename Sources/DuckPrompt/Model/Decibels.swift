@@ -14,9 +14,9 @@ public struct Decibels: Sendable, Equatable, Hashable, Codable, CustomStringConv
     /// - Throws: `DuckPromptError(.usage)` naming the text.
     /// Percentages are converted with libpulse (`pa_sw_volume_to_dB`).
     public init(parsing text: String) throws {
-        let t = text.trimmingCharacters(in: .whitespaces)
+        let t = text.trimmingWhitespace()
         let lower = t.lowercased()
-        if lower.hasSuffix("db"), let v = Double(lower.dropLast(2).trimmingCharacters(in: .whitespaces)),
+        if lower.hasSuffix("db"), let v = Double(lower.dropLast(2).trimmingWhitespace()),
            v.isFinite {
             self.init(v)
         } else if lower.hasSuffix("%"), let p = Double(lower.dropLast()), p.isFinite, p >= 0 {
@@ -35,4 +35,5 @@ public struct Decibels: Sendable, Equatable, Hashable, Codable, CustomStringConv
     }
 }
 
-import Foundation
+import FoundationEssentials
+import Glibc

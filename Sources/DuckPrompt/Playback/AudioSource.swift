@@ -1,5 +1,6 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a prompt plays: float32 interleaved frames at one rate and channel count.
 /// `AudioSource` (libsndfile), `SpeechSource` (libespeak-ng) and `PromptSequence` conform.
@@ -56,25 +57,23 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         let handle: OpaquePointer?
         let label = path == "-" ? "standard input" : path
         if path == "-" {
-            let data = FileHandle.standardInput.readDataToEndOfFile()
+            let data = try StandardStreams.readInput()
             guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "standard input is empty") }
-            let memory = MemoryFile(data)
+            let memory = MemoryFile(Data(data))
             self.memory = memory
             handle = memory.open(&info)
         } else {
             memory = nil
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw DuckPromptError(.noInput, "\(path): no such file")
-            }
-            guard !isDirectory.boolValue else { throw DuckPromptError(.noInput, "\(path): is a directory") }
+            var status = stat()
+            guard stat(path, &status) == 0 else { throw DuckPromptError(.noInput, "\(path): no such file") }
+            guard status.st_mode & S_IFMT != S_IFDIR else { throw DuckPromptError(.noInput, "\(path): is a directory") }
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw DuckPromptError(.noInput, "\(path): permission denied")
             }
             handle = sf_open(path, Int32(SFM_READ), &info)
         }
         guard let handle else {
-            let reason = String(cString: sf_strerror(nil)).trimmingCharacters(in: CharacterSet(charactersIn: ". \n"))
+            let reason = String(String(cString: sf_strerror(nil)).trimming { ". \n".contains($0) })
             throw DuckPromptError(.unsupportedData,
                 "\(label): not audio libsndfile can read (\(reason)); it reads \(AudioSource.readableFormats.joined(separator: ", "))")
         }

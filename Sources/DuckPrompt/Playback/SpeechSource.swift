@@ -1,5 +1,6 @@
 import CEspeakNG
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Speech synthesized from text by libespeak-ng, in memory, handed out as float32 mono frames.
 ///
@@ -35,7 +36,7 @@ public final class SpeechSource: @unchecked Sendable {
     public let frames: Int64
 
     private let samples: [Float]
-    private let lock = NSLock()
+    private let lock = Lock()
     private var position = 0
 
     /// Synthesizes `text` in memory.
@@ -63,7 +64,7 @@ public final class SpeechSource: @unchecked Sendable {
     /// the language, and `espeak_ListVoices` for the error), `espeak_ng_SetParameter(espeakRATE)` and
     /// `espeak_ng_Synthesize(espeakCHARS_UTF8)`.
     public init(text: String, voice: String? = nil, wordsPerMinute: Int? = nil) throws {
-        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        guard !text.trimmingWhitespace().isEmpty else {
             throw DuckPromptError(.usage, "nothing to say: the text is empty")
         }
         guard !text.utf8.contains(0) else {
@@ -139,7 +140,7 @@ public final class SpeechSource: @unchecked Sendable {
 private final class Espeak: @unchecked Sendable {
     static let shared = Espeak()
 
-    private let lock = NSLock()
+    private let lock = Lock()
     /// The output sample rate in Hz once initialised, or why initialising failed. A failure is
     /// kept: espeak cannot be initialised twice safely.
     private var initialised: Result<Int, DuckPromptError>?

@@ -1,5 +1,6 @@
 import CPulseAudio
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The monotonic clock (`CLOCK_MONOTONIC`) in nanoseconds: the clock `BenchProbe` stamps
 /// recorded audio with, so that a caller can relate it to when it started a process.

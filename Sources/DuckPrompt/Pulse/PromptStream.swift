@@ -1,5 +1,6 @@
 import CPulseAudio
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Pulls float32 interleaved frames: fills at most `frames` frames into the buffer and returns
 /// how many it wrote; 0 means the end. Called on the mainloop thread.
@@ -205,10 +206,10 @@ final class PromptStream: @unchecked Sendable {
                 }
                 let due = start + .milliseconds(5 * step)
                 let now = ContinuousClock.now
-                if due > now { Thread.sleep(forTimeInterval: (due - now).seconds) }
+                sleepThread(for: due - now)
             }
             // Let the last, silent step be rendered before the stream stops.
-            Thread.sleep(forTimeInterval: 0.01)
+            sleepThread(for: .milliseconds(10))
             connection.withLock {
                 stopLocked()
                 // Its own volume back: the server saves it for media.role=navigation, and the

@@ -1,5 +1,6 @@
 import CPulseAudio
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One libpulse connection: a `pa_threaded_mainloop` and a `pa_context` in the READY state.
 ///

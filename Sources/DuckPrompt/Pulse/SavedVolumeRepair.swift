@@ -1,5 +1,6 @@
 import CPulseAudio
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension PulseConnection {
     /// Makes the server's saved volume for each key be the given volume again, after a stream
@@ -62,7 +63,7 @@ extension PulseConnection {
             }
             waitLocked(for: pending)
         }
-        Thread.sleep(forTimeInterval: Double(holdMs) / 1000)
+        sleepThread(for: .milliseconds(holdMs))
         withLock {
             for (stream, _) in streams {
                 pa_stream_set_state_callback(stream, nil, nil)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The prompt queue shared by every duckprompt of a user, across processes and inside one:
 /// one ticket file per prompt in the journal directory (`$XDG_RUNTIME_DIR/duckprompt/`), the
@@ -93,7 +94,7 @@ public final class PromptQueue: Sendable {
         var buffer = [UInt8](repeating: 0, count: 32)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         let last = n > 0 ? UInt64(String(decoding: buffer[0..<n], as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 : 0
+            .trimmingWhitespace()) ?? 0 : 0
         let seq = last + 1
         let text = Array("\(seq)\n".utf8)
         _ = ftruncate(fd, 0)
@@ -156,7 +157,7 @@ public final class Ticket: @unchecked Sendable {
     public let priority: PromptPriority
     private let queue: PromptQueue
     private let name: String
-    private let lock = NSLock()
+    private let lock = Lock()
     /// The open ticket file, with `LOCK_SH` held; -1 once left.
     private var fd: Int32
 
@@ -196,7 +197,7 @@ public final class Ticket: @unchecked Sendable {
     /// "replaced by a newer text prompt (pid 12)"), nil while none did. Any thread.
     public var stopReason: String? {
         guard case .data(let data) = queue.store.readFile(named: PromptQueue.stopName(seq)) else { return nil }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(String(decoding: data, as: UTF8.self).trimmingWhitespace())
         return text.isEmpty ? "stopped by another prompt" : text
     }
 
@@ -232,7 +233,7 @@ public final class Ticket: @unchecked Sendable {
                 }
                 var pause = PromptQueue.pollInterval
                 if let deadline { pause = min(pause, max(.zero, deadline - ContinuousClock.now)) }
-                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) * 1e-18 + Double(pause.components.seconds))
+                sleepThread(for: pause)
             }
         } catch {
             leave()

@@ -1,0 +1,127 @@
+import FoundationEssentials
+import Glibc
+
+// The few things the library took from Foundation proper (NSLock, Thread, FileHandle,
+// String(format:), trimmingCharacters), over POSIX and the standard library, so that the
+// library, the CLI and the executable need only FoundationEssentials: Foundation and its ICU
+// cost every prompt about 10 MB of RSS and several ms of start-up (Docs/performance.md).
+
+/// A mutual-exclusion lock (`pthread_mutex_t`, default attributes: not recursive), used as
+/// `NSLock` was.
+package final class Lock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    package init() { pthread_mutex_init(mutex, nil) }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    package func lock() { pthread_mutex_lock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
+
+    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
+/// Runs `body` on a new detached thread (`pthread_create`), as `Thread.start()` did; for
+/// blocking work (libpulse waits, file locks) that must not hold a Swift concurrency thread.
+package func startThread(_ body: @escaping @Sendable () -> Void) {
+    final class Start {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    let start = Unmanaged.passRetained(Start(body)).toOpaque()
+    var thread = pthread_t()
+    let result = pthread_create(&thread, nil, { argument in
+        Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue().body()
+        return nil
+    }, start)
+    precondition(result == 0, "pthread_create failed: \(result)")
+    pthread_detach(thread)
+}
+
+/// Blocks the calling thread for `duration` (`nanosleep`, resumed after signals); nothing for
+/// a duration ≤ 0.
+package func sleepThread(for duration: Duration) {
+    let (seconds, attoseconds) = duration.components
+    guard seconds > 0 || (seconds == 0 && attoseconds > 0) else { return }
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}
+
+/// `printf`-style formatting (`vsnprintf`, the C locale's decimal point), as
+/// `String(format:)` did: `formatted("%.1f", 2.25)` is `"2.2"`.
+package func formatted(_ format: String, _ arguments: CVarArg...) -> String {
+    withVaList(arguments) { list in
+        var buffer = [CChar](repeating: 0, count: 128)
+        // vsnprintf consumes the va_list: a second pass needs a fresh one.
+        let needed = Int(vsnprintf(&buffer, buffer.count, format, list))
+        if needed < buffer.count { return String(decoding: buffer.prefix(needed).map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        return withVaList(arguments) { again in
+            var large = [CChar](repeating: 0, count: needed + 1)
+            _ = vsnprintf(&large, large.count, format, again)
+            return String(decoding: large.prefix(needed).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing white space and newlines (`Character.isWhitespace`).
+    package func trimmingWhitespace() -> SubSequence {
+        trimming { $0.isWhitespace }
+    }
+
+    /// Without the leading and trailing characters for which `isTrimmed` holds.
+    package func trimming(_ isTrimmed: (Character) -> Bool) -> SubSequence {
+        guard let first = firstIndex(where: { !isTrimmed($0) }),
+              let last = lastIndex(where: { !isTrimmed($0) }) else { return self[endIndex...] }
+        return self[first...last]
+    }
+}
+
+/// The process's standard input and error, unbuffered (`read(2)`, `write(2)`).
+package enum StandardStreams {
+    /// All of standard input, to its end. Throws `.noInput` (66) when it cannot be read.
+    package static func readInput() throws -> [UInt8] {
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if n == 0 { return data }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw DuckPromptError(.noInput, "standard input: \(String(cString: strerror(errno)))")
+            }
+            data.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// Writes `text` to standard error as it is (no newline added).
+    package static func writeError(_ text: String) {
+        write(STDERR_FILENO, text)
+    }
+
+    /// Writes `text` to standard output as it is (no newline added).
+    package static func writeOutput(_ text: String) {
+        write(STDOUT_FILENO, text)
+    }
+
+    private static func write(_ fd: Int32, _ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+    }
+}
