@@ -87,7 +87,8 @@ final class DuckSession: @unchecked Sendable {
     }
 
     /// Runs until `gain` is reached over `durationMs` (a `Ramp`) and `until` holds, following
-    /// events meanwhile.
+    /// events meanwhile. With a `gain`, returns once the server has acknowledged the last
+    /// step's writes (or `answerTimeout` passed).
     ///
     /// - Parameters:
     ///   - gain: target gain in dB (0 restores the originals exactly), or nil to keep the gain.
@@ -125,7 +126,13 @@ final class DuckSession: @unchecked Sendable {
                     steps.removeFirst()
                     continue
                 }
-                if steps.isEmpty && (until?() ?? true) { return true }
+                if steps.isEmpty && (until?() ?? true) {
+                    // A ramp ends when the server has applied its last step, not when it was
+                    // sent: a busy server (pipewire-pulse with 100 streams to duck) takes tens
+                    // of ms, and the prompt must not start before the duck has landed.
+                    if gain != nil { connection.waitLocked(for: pending) }
+                    return true
+                }
                 if stop() { return false }
                 guard connection.isAliveLocked else {
                     throw DuckPromptError(.unavailable,
