@@ -6,7 +6,7 @@ import Testing
 /// not only be sent (pipewire-pulse applies 100 streams' writes tens of ms after they go out).
 @Suite(.serialized)
 struct BusyDesktopIntegrationTests {
-    @Test("100 playing streams and a 50 ms prompt: all 100 are at -20 dB when the prompt starts, then back exactly")
+    @Test("100 playing streams and a 50 ms prompt: all 100 are at -20 dB when it is heard, then back exactly")
     func hundredStreams() throws {
         try TestServer.requireServer()
         let rig = PlayIntegrationTests.Rig()
@@ -32,17 +32,17 @@ struct BusyDesktopIntegrationTests {
         let before = try volumes()
         #expect(before.count == 100)
 
+        // The speaker's monitor, each chunk stamped as it arrives: when the prompt was heard.
+        let recorder = try BenchProbe(clientName: "dp-rec-\(rig.tag)")
+        try recorder.startRecording(monitorOf: speaker, fragmentMs: 5)
+        defer { recorder.stopRecording() }
         // Poll every stream's volume, back to back, on a connection of its own, while the
-        // prompt plays: the most streams seen at the duck level in one answer, and how many
-        // were there in the first answer that shows the prompt's stream playing (uncorked: with
-        // this many streams it connects corked before the attack). pipewire-pulse 0.3.65 shows
-        // a corked stream as playing, so that second count is checked on PulseAudio only; on
-        // PipeWire the gap it guards against (a prompt started before its duck landed) was
-        // seen by Scripts/bench with the release build: Docs/design.md › Performance.
+        // prompt plays: when each poll was sent and how many streams it showed at -20 dB.
         let poller = try BenchProbe(clientName: "dp-poll-\(rig.tag)")
         let state = PollState()
         let thread = Thread {
             while !state.done {
+                let sent = monotonicNanoseconds()
                 guard let inputs = try? poller.sinkInputs() else { continue }
                 let ducked = inputs.filter { input in
                     guard let base = before[input.index]?.values.first, let now = input.volume.values.first else {
@@ -50,8 +50,7 @@ struct BusyDesktopIntegrationTests {
                     }
                     return VolumeMath.decibels(of: now) <= VolumeMath.decibels(of: base) - 20 + 0.05
                 }.count
-                let playing = inputs.contains { $0.properties["duckprompt.prompt"] != nil && !$0.corked }
-                state.record(ducked, promptPlaying: playing)
+                state.record(sent: sent, ducked: ducked)
             }
         }
         thread.start()
@@ -59,14 +58,22 @@ struct BusyDesktopIntegrationTests {
         let result = try run([duckpromptBinary, "play", "-d", speaker, blip], check: false)
         state.done = true
         #expect(result.status == 0, "duckprompt: \(result.stderr)")
-        print("[\(TestServer.kind)] 100 streams: at most \(state.most) at -20 dB in one poll, "
-              + "\(state.atStart.map(String.init) ?? "-") when the prompt was first seen playing; "
-              + "prompt took \(String(format: "%.2f", result.seconds)) s")
-        #expect(state.most == 100, "the duck never landed on all 100 streams at once")
-        if TestServer.kind == "pulseaudio" {
-            #expect(state.atStart == 100,
-                    "the prompt started with \(state.atStart.map(String.init) ?? "no answer") of 100 streams ducked")
+        Thread.sleep(forTimeInterval: 0.1)
+        // The first prompt sample's chunk arrived at `heard`: the prompt had started by then,
+        // so the first poll sent after it must find every stream ducked.
+        let heard: UInt64? = recorder.withRecording { samples, arrivals, _ in
+            guard let first = samples.firstIndex(where: { abs($0) > 0.05 }) else { return nil }
+            return arrivals.first { $0.frames > first }?.nanoseconds
         }
+        let polls = state.polls
+        let atStart = heard.flatMap { heard in polls.first { $0.sent >= heard }?.ducked }
+        let most = polls.map(\.ducked).max() ?? 0
+        print("[\(TestServer.kind)] 100 streams: \(atStart.map(String.init) ?? "-") at -20 dB in the first poll "
+              + "after the prompt was heard, at most \(most) in one poll (\(polls.count) polls); "
+              + "prompt took \(String(format: "%.2f", result.seconds)) s")
+        #expect(heard != nil, "the prompt was not heard on \(speaker).monitor")
+        #expect(most == 100, "the duck never landed on all 100 streams at once")
+        #expect(atStart == 100, "the prompt was heard with \(atStart.map(String.init) ?? "no poll") of 100 streams ducked")
         let restored = try eventually(timeout: 3) { try volumes() == before }
         #expect(restored, "not every pa_cvolume came back exactly")
     }
@@ -76,19 +83,13 @@ struct BusyDesktopIntegrationTests {
 private final class PollState: @unchecked Sendable {
     private let lock = NSLock()
     private var _done = false
-    private var _most = 0
+    private var _polls: [(sent: UInt64, ducked: Int)] = []
     var done: Bool {
         get { lock.withLock { _done } }
         set { lock.withLock { _done = newValue } }
     }
-    private var _atStart: Int?
-    var most: Int { lock.withLock { _most } }
-    /// Streams at the duck level in the first answer that showed the prompt playing.
-    var atStart: Int? { lock.withLock { _atStart } }
-    func record(_ count: Int, promptPlaying: Bool) {
-        lock.withLock {
-            _most = max(_most, count)
-            if promptPlaying && _atStart == nil { _atStart = count }
-        }
-    }
+    /// Every answer: when its request was sent (`monotonicNanoseconds`), and how many streams
+    /// it showed at the duck level.
+    var polls: [(sent: UInt64, ducked: Int)] { lock.withLock { _polls } }
+    func record(sent: UInt64, ducked: Int) { lock.withLock { _polls.append((sent, ducked)) } }
 }
