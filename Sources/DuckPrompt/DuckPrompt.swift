@@ -389,7 +389,7 @@ public enum DuckPrompt {
                                        expireMs: options.expireMs, cancelled: { control.isCancelled })
         defer { lock.release() }
         // A newer prompt that interrupts this one says so in the queue.
-        let watcher = StopWatcher(ticket: ticket, control: control, directory: store.directory)
+        let watcher = StopWatcher(ticket: ticket, control: control)
         defer { watcher.cancel() }
         let notes = Recovery.recoverOrphans(store: store, server: server)
         // Only a duck on this same server can be taken over (another is left for its owner,
@@ -555,15 +555,15 @@ private func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticke
 }
 
 /// Watches a playing prompt's ticket for a stop request from a newer prompt, and stops the
-/// prompt (`InterruptControl.stop`) when one comes. It sleeps until a file appears in the queue
-/// directory (`DirectoryWatch`); without inotify it polls every `PromptQueue.pollInterval`.
+/// prompt (`InterruptControl.stop`) when one comes. It sleeps until the ticket's `Doorbell`
+/// rings; without one it polls every `PromptQueue.pollInterval`.
 private final class StopWatcher: @unchecked Sendable {
     private let lock = Lock()
     private var cancelled = false
-    private let watch: DirectoryWatch?
+    private let bell: Doorbell?
 
-    init(ticket: Ticket, control: InterruptControl, directory: String) {
-        watch = DirectoryWatch(path: directory)
+    init(ticket: Ticket, control: InterruptControl) {
+        bell = ticket.doorbell
         startThread { [self] in
             while true {
                 if let reason = ticket.stopReason {
@@ -571,9 +571,9 @@ private final class StopWatcher: @unchecked Sendable {
                     return
                 }
                 if lock.withLock({ cancelled }) { return }
-                if let watch {
-                    // A safety net of 1 s: a request is seen at once, through the watch.
-                    watch.wait(timeoutMs: 1000)
+                if let bell {
+                    // A safety net of 1 s: a request is seen at once, through the bell.
+                    bell.wait(timeoutMs: 1000)
                 } else {
                     sleepThread(for: PromptQueue.pollInterval)
                 }
@@ -583,7 +583,7 @@ private final class StopWatcher: @unchecked Sendable {
 
     func cancel() {
         lock.withLock { cancelled = true }
-        watch?.wake()
+        bell?.wake()
     }
 }
 

@@ -144,6 +144,37 @@ struct PromptQueueTests {
         #expect(next.isHeld)
         #expect(newerText.stopReason == nil)
     }
+
+    @Test("an interrupting prompt rings the playing prompt's bell; leaving, and a dead owner, remove bells")
+    func doorbell() throws {
+        let dir = try Dir()
+        let store = try JournalStore(runtimeDir: dir.path)
+        let queue = PromptQueue(store: store)
+        let text = try queue.enter(priority: .text)
+        let lock = try text.waitTurn(deadline: nil)
+        let bell = try #require(text.doorbell)
+        #expect(dir.files().contains("ticket-\(text.seq).bell"), "\(dir.files())")
+        #expect(!bell.wait(timeoutMs: 0), "rang before anyone asked")
+        let waiting = try queue.enter(priority: .text)
+        #expect(!bell.wait(timeoutMs: 0), "a waiting text does not stop the playing one")
+        let message = try queue.enter(priority: .message)
+        #expect(bell.wait(timeoutMs: 0), "the interrupted prompt's bell did not ring")
+        #expect(text.stopReason?.contains("interrupted by a message prompt") == true)
+        #expect(!bell.wait(timeoutMs: 0), "a ring is read once")
+        bell.wake()
+        #expect(bell.wait(timeoutMs: 0), "wake() did not reach the waiter")
+        text.leave()
+        lock.release()
+        #expect(!dir.files().contains("ticket-\(text.seq).bell"), "\(dir.files())")
+        // What a killed prompt leaves: a bell without a ticket; and ringing a bell that is gone.
+        #expect(mkfifo(dir.path + "/duckprompt/ticket-77.bell", 0o600) == 0)
+        Doorbell.ring(directoryFD: store.directoryFD, name: PromptQueue.bellName(78))
+        _ = try queue.withQueueLock { _ in try queue.liveTickets() }
+        #expect(!dir.files().contains("ticket-77.bell"), "\(dir.files())")
+        waiting.leave()
+        message.leave()
+        #expect(dir.files().filter { $0.hasPrefix("ticket-") }.isEmpty, "\(dir.files())")
+    }
 }
 
 /// The handover of an interrupted prompt's duck: the journal it leaves, and the plan that

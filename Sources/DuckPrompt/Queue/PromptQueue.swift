@@ -12,7 +12,9 @@ import Glibc
 ///   "playing", "name"}`). Its owner holds a shared `flock` on it for as long as it is in the
 ///   queue: a ticket whose lock can be taken belongs to a dead prompt and is removed.
 /// - `ticket-<seq>.stop`: written by a newer prompt that interrupts or replaces it; one line,
-///   the reason. The owner polls for it every `pollInterval`.
+///   the reason. A waiting owner looks for it every `pollInterval`; a playing one when its
+///   bell rings.
+/// - `ticket-<seq>.bell`: the owner's `Doorbell` (a FIFO), rung after the stop file is written.
 ///
 /// Threading: a `PromptQueue` is immutable; a `Ticket` is used by one thread at a time, except
 /// `stopReason`, which any thread may call.
@@ -59,6 +61,7 @@ public final class PromptQueue: Sendable {
     static let lockName = "queue.lock"
     static func ticketName(_ seq: UInt64) -> String { "ticket-\(seq).json" }
     static func stopName(_ seq: UInt64) -> String { "ticket-\(seq).stop" }
+    static func bellName(_ seq: UInt64) -> String { "ticket-\(seq).bell" }
 
     /// `ticket-<seq>.json` → seq.
     static func seq(inTicketName name: String) -> UInt64? {
@@ -103,8 +106,8 @@ public final class PromptQueue: Sendable {
         return seq
     }
 
-    /// The tickets of live prompts, in arrival order; removes those of dead ones and stop files
-    /// left without a ticket (queue lock held).
+    /// The tickets of live prompts, in arrival order; removes those of dead ones, and stop files
+    /// and bells left without a ticket (queue lock held).
     func liveTickets() throws -> [TicketRecord] {
         var live: [TicketRecord] = []
         let names = try store.listNames()
@@ -118,6 +121,7 @@ public final class PromptQueue: Sendable {
             if flock(fd, LOCK_EX | LOCK_NB) == 0 {
                 unlinkat(store.directoryFD, name, 0)
                 unlinkat(store.directoryFD, Self.stopName(seq), 0)
+                unlinkat(store.directoryFD, Self.bellName(seq), 0)
                 continue
             }
             guard case .data(let data) = store.readFile(named: name),
@@ -127,7 +131,7 @@ public final class PromptQueue: Sendable {
             }
             live.append(record)
         }
-        for name in names where name.hasPrefix("ticket-") && name.hasSuffix(".stop") {
+        for name in names where name.hasPrefix("ticket-") && (name.hasSuffix(".stop") || name.hasSuffix(".bell")) {
             let ticket = String(name.dropLast(".stop".count)) + ".json"
             if !names.contains(ticket) { unlinkat(store.directoryFD, name, 0) }
         }
@@ -135,8 +139,9 @@ public final class PromptQueue: Sendable {
     }
 
     /// Writes `ticket-<seq>.stop` with the reason (queue lock held), atomically: written under
-    /// a temporary name, then renamed, so that its owner (which polls without the lock) never
-    /// reads it empty. Best effort: a prompt that cannot be told plays on.
+    /// a temporary name, then renamed, so that its owner (which reads it without the lock)
+    /// never reads it empty; then rings the owner's bell. Best effort: a prompt that cannot be
+    /// told plays on.
     private func requestStop(seq: UInt64, reason: String) {
         let temp = ".\(Self.stopName(seq)).\(getpid()).tmp"
         let fd = openat(store.directoryFD, temp, O_CREAT | O_NOFOLLOW | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
@@ -146,7 +151,9 @@ public final class PromptQueue: Sendable {
         close(fd)
         if written != text.count || renameat(store.directoryFD, temp, store.directoryFD, Self.stopName(seq)) != 0 {
             unlinkat(store.directoryFD, temp, 0)
+            return
         }
+        Doorbell.ring(directoryFD: store.directoryFD, name: Self.bellName(seq))
     }
 }
 
@@ -160,6 +167,9 @@ public final class Ticket: @unchecked Sendable {
     private let lock = Lock()
     /// The open ticket file, with `LOCK_SH` held; -1 once left.
     private var fd: Int32
+    /// Rung when a newer prompt writes this ticket's stop file; nil when the directory refuses
+    /// FIFOs (then `stopReason` must be polled).
+    let doorbell: Doorbell?
 
     /// Creates the ticket file (queue lock held).
     fileprivate init(queue: PromptQueue, seq: UInt64, priority: PromptPriority, name: String) throws {
@@ -170,12 +180,18 @@ public final class Ticket: @unchecked Sendable {
         let store = queue.store
         let file = PromptQueue.ticketName(seq)
         unlinkat(store.directoryFD, PromptQueue.stopName(seq), 0)
+        doorbell = Doorbell(directoryFD: store.directoryFD, name: PromptQueue.bellName(seq))
         fd = openat(store.directoryFD, file, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw JournalStore.failure("cannot create \(store.directory)/\(file)", errno) }
+        guard fd >= 0 else {
+            let err = errno
+            unlinkat(store.directoryFD, PromptQueue.bellName(seq), 0)
+            throw JournalStore.failure("cannot create \(store.directory)/\(file)", err)
+        }
         guard flock(fd, LOCK_SH | LOCK_NB) == 0 else {
             let err = errno
             close(fd)
             unlinkat(store.directoryFD, file, 0)
+            unlinkat(store.directoryFD, PromptQueue.bellName(seq), 0)
             throw JournalStore.failure("cannot lock \(store.directory)/\(file)", err)
         }
         try write(playing: false)
@@ -241,7 +257,8 @@ public final class Ticket: @unchecked Sendable {
         }
     }
 
-    /// Leaves the queue: removes the ticket and its stop file, drops its lock. Idempotent.
+    /// Leaves the queue: removes the ticket, its stop file and its bell, drops its lock.
+    /// Idempotent.
     public func leave() {
         lock.lock()
         defer { lock.unlock() }
@@ -249,6 +266,7 @@ public final class Ticket: @unchecked Sendable {
         let store = queue.store
         unlinkat(store.directoryFD, PromptQueue.ticketName(seq), 0)
         unlinkat(store.directoryFD, PromptQueue.stopName(seq), 0)
+        unlinkat(store.directoryFD, PromptQueue.bellName(seq), 0)
         close(fd)
         fd = -1
     }
