@@ -325,8 +325,9 @@ public enum DuckPrompt {
 
     /// Plays one prompt: routes it, ducks every other stream, plays it whole, restores.
     ///
-    /// Order: the file was already validated by `AudioSource`; connect; read sinks and
-    /// sink-inputs; route; connect the prompt stream corked while the duck ramps down over
+    /// Order: the file was already validated by `AudioSource`; start connecting; enter the
+    /// `PromptQueue` and wait for this prompt's turn (the handshake goes on meanwhile); read
+    /// sinks and sink-inputs; route; connect the prompt stream corked while the duck ramps down over
     /// `attackMs`; uncork; wait until the last sample was played (`pa_stream_drain`); ramp
     /// back over `releaseMs`, the last step setting every original `pa_cvolume` exactly.
     ///
@@ -338,8 +339,12 @@ public enum DuckPrompt {
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
         precondition(!sources.isEmpty, "play needs at least one source")
         let box = SourceList(sources)
+        // The handshake (a few round trips) runs on libpulse's thread while this prompt enters
+        // the queue; nothing is asked of the server before its turn.
+        let connection = try PulseConnection(server: server.server, clientName: server.clientName,
+                                             timeout: server.timeout, waitingUntilReady: false)
         return try await runBlocking(InterruptControl()) { control in
-            try playBlocking(box.sources, options: options, server: server, control: control)
+            try playBlocking(box.sources, connection: connection, options: options, server: server, control: control)
         }
     }
 
@@ -375,8 +380,8 @@ public enum DuckPrompt {
         try await play(files: [path], options: options, server: server)
     }
 
-    private static func playBlocking(_ sources: [any PromptSource], options: PlayOptions, server: ServerOptions,
-                                     control: InterruptControl) throws -> PlayReport {
+    private static func playBlocking(_ sources: [any PromptSource], connection: PulseConnection, options: PlayOptions,
+                                     server: ServerOptions, control: InterruptControl) throws -> PlayReport {
         // One duck at a time per user, in the order of the queue: wait for this prompt's turn
         // (or be dropped); then undo what a prompt that died left ducked.
         let called = ContinuousClock.now
@@ -397,8 +402,7 @@ public enum DuckPrompt {
         let runtimeDir = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"]
         let handed = store.takeHandover().flatMap { $0.server == server.server && $0.runtimeDir == runtimeDir ? $0 : nil }
 
-        let connection = try PulseConnection(server: server.server, clientName: server.clientName,
-                                             timeout: server.timeout)
+        try connection.waitUntilReady()
         control.attach(connection)
         let (snapshot, info) = try connection.snapshot()
         let route = try route(snapshot, request: options.device, config: options.config)

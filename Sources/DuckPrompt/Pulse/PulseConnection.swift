@@ -21,6 +21,9 @@ final class PulseConnection: @unchecked Sendable {
     /// The inbox the subscribe callback writes to, kept alive here (guarded by the loop lock).
     var subscribedInbox: EventInbox?
 
+    /// When `waitUntilReady()` gives up.
+    private let readyDeadline: ContinuousClock.Instant
+
     /// Connects and waits for the context to be READY.
     ///
     /// - Parameters:
@@ -28,9 +31,12 @@ final class PulseConnection: @unchecked Sendable {
     ///     default (`PULSE_SERVER`, then `$XDG_RUNTIME_DIR/pulse/native`).
     ///   - clientName: `application.name` of the client.
     ///   - timeout: give up after this long.
+    ///   - waitingUntilReady: false returns once the connection has started: the handshake
+    ///     (a few round trips) goes on in libpulse's thread meanwhile, and `waitUntilReady()`
+    ///     must be called before the connection is used.
     /// - Throws: `DuckPromptError(.unavailable)` naming the server when it refuses, fails or
     ///   does not answer in time. libpulse: `pa_context_connect` with `PA_CONTEXT_NOAUTOSPAWN`.
-    init(server: String?, clientName: String, timeout: Duration) throws {
+    init(server: String?, clientName: String, timeout: Duration, waitingUntilReady: Bool = true) throws {
         serverDescription = PulseConnection.describe(server: server)
         answerTimeout = timeout
         guard let ml = pa_threaded_mainloop_new() else {
@@ -57,20 +63,31 @@ final class PulseConnection: @unchecked Sendable {
         guard pa_threaded_mainloop_start(ml) >= 0 else {
             throw DuckPromptError(.internal, "pa_threaded_mainloop_start failed")
         }
+        readyDeadline = ContinuousClock.now + timeout
         if pa_context_connect(ctx, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
             throw connectError()
         }
-        let deadline = ContinuousClock.now + timeout
-        try withWakeupLocked(at: deadline) {
+        if waitingUntilReady { try waitUntilReadyLocked() }
+    }
+
+    /// Waits until the context is READY (at once when it is).
+    /// - Throws: `DuckPromptError(.unavailable)` naming the server when it refused, failed or
+    ///   did not answer within the timeout given to `init`.
+    func waitUntilReady() throws {
+        try withLock { try waitUntilReadyLocked() }
+    }
+
+    private func waitUntilReadyLocked() throws {
+        try withWakeupLocked(at: readyDeadline) {
             while true {
-                let state = pa_context_get_state(ctx)
-                if state == PA_CONTEXT_READY { break }
+                let state = pa_context_get_state(context)
+                if state == PA_CONTEXT_READY { return }
                 if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { throw connectError() }
-                if ContinuousClock.now >= deadline {
+                if ContinuousClock.now >= readyDeadline {
                     throw DuckPromptError(.unavailable,
-                        "no answer from the sound server at \(serverDescription) within \(timeout.seconds) s")
+                        "no answer from the sound server at \(serverDescription) within \(answerTimeout.seconds) s")
                 }
-                pa_threaded_mainloop_wait(ml)
+                pa_threaded_mainloop_wait(mainloop)
             }
         }
     }
