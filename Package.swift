@@ -19,8 +19,10 @@ let package = Package(
                        providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
-        .systemLibrary(name: "CEspeakNG", pkgConfig: "espeak-ng",
-                       providers: [.apt(["libespeak-ng-dev"])]),
+        // libespeak-ng's header only (/usr/include/espeak-ng, from libespeak-ng-dev): no
+        // pkgConfig, whose libs would link -lespeak-ng into every process. The library is
+        // opened with dlopen for `say` alone (Playback/EspeakLibrary.swift).
+        .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev"])]),
         .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG"],
                 swiftSettings: foundationFree),
         .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt"], swiftSettings: foundationFree),

@@ -26,10 +26,10 @@ enum Help {
       -h, --help              Show this help.
 
     See 'duckprompt <subcommand> --help'. Exit codes: 0 ok, 64 usage, 65 unreadable or
-    unsupported audio, 66 file missing or unreadable, 69 no server or no usable sink,
-    70 internal error, 75 prompt dropped or interrupted (--priority, --expire-ms,
-    --on-busy drop), 78 bad config file, 128+N stopped by signal N (130 SIGINT,
-    143 SIGTERM, 129 SIGHUP).
+    unsupported audio, 66 file missing or unreadable, 69 no server or no usable sink (or,
+    for speech, no libespeak-ng), 70 internal error, 75 prompt dropped or interrupted
+    (--priority, --expire-ms, --on-busy drop), 78 bad config file, 128+N stopped by
+    signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 
     FILES: $XDG_CONFIG_HOME/duckprompt/config.json (see Docs/config.md);
     $XDG_RUNTIME_DIR/duckprompt/ holds the prompt queue, the duck lock and the journal of

@@ -316,6 +316,24 @@ struct NoServerRunTests {
         #expect(run.stderr.contains(other), "\(run)")
     }
 
+    @Test("libespeak-ng is loaded for speech only: not by play of a file, nor --version")
+    func speechLibraryOnDemand() throws {
+        let dir = try Scratch()
+        let wav = try dir.wav()
+        // LD_DEBUG=libs: glibc's loader writes every library it looks for to stderr.
+        let loader = ["LD_DEBUG": "libs"]
+        let play = try Binary.run(["play", wav], environment: loader)
+        #expect(play.status == 69, "\(play)")
+        #expect(play.stderr.contains("libpulse.so.0"), "\(play)")   // the trace is there
+        #expect(!play.stderr.contains("libespeak-ng"), "\(play)")
+        let version = try Binary.run(["--version"], environment: loader)
+        #expect(version.status == 0, "\(version)")
+        #expect(!version.stderr.contains("libespeak-ng"), "\(version)")
+        let say = try Binary.run(["say", "Turn left"], environment: loader)
+        #expect(say.status == 69, "\(say)")
+        #expect(say.stderr.contains("libespeak-ng.so.1"), "\(say)")
+    }
+
     @Test("devices and route exit 69 naming the server", arguments: [
         ["devices"], ["devices", "--json"], ["route"], ["route", "--json"], ["devices", "-d", "#3"],
     ])

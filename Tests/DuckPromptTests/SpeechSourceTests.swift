@@ -179,8 +179,35 @@ struct SpeechSourceTests {
         #expect(SpeechSource.speechStart(Array(repeating: 0, count: 100) + [1000], rate: 22050) == 78)
     }
 
-    @Test("libespeak-ng reports its version")
-    func version() {
-        #expect(!SpeechSource.libraryVersion.isEmpty)
+    @Test("libespeak-ng, loaded on demand, reports its version")
+    func version() throws {
+        let version = try SpeechSource.libraryVersion
+        #expect(version.first?.isNumber == true, "\(version)")   // e.g. 1.51
+        let library = try EspeakLibrary(fileName: EspeakLibrary.fileName)
+        #expect(library.espeak_Info(nil).map { String(cString: $0) } == version)
+    }
+}
+
+// libespeak-ng is opened with dlopen; these open other files through the same loader.
+@Suite("EspeakLibrary")
+struct EspeakLibraryTests {
+    @Test("a library that cannot be loaded is 69, naming the file and the Debian package")
+    func missingLibrary() {
+        let name = "libespeak-ng-missing.so.1"
+        let error = #expect(throws: DuckPromptError.self) { try EspeakLibrary(fileName: name) }
+        #expect(error?.code == .unavailable)
+        #expect(error?.exitCode == 69)
+        let message = error?.message ?? ""
+        #expect(message == "speech needs \(name), which cannot be loaded: cannot open shared object file: "
+                    + "No such file or directory; install the Debian package libespeak-ng1")
+    }
+
+    @Test("a library without espeak's functions is 69, naming the function and the file")
+    func missingFunction() {
+        let error = #expect(throws: DuckPromptError.self) { try EspeakLibrary(fileName: "libc.so.6") }
+        #expect(error?.code == .unavailable)
+        let message = error?.message ?? ""
+        #expect(message == "speech needs espeak_ng_InitializePath, which libc.so.6 does not define; "
+                    + "install the Debian package libespeak-ng1")
     }
 }

@@ -9,7 +9,9 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         case unsupportedData
         /// A file that does not exist or cannot be opened. Exit 66 (`EX_NOINPUT`).
         case noInput
-        /// No sound server answered, or no usable sink. Exit 69 (`EX_UNAVAILABLE`).
+        /// No sound server answered, or no usable sink; or speech was asked for and
+        /// libespeak-ng (`libespeak-ng.so.1`, Debian package libespeak-ng1) cannot be loaded.
+        /// Exit 69 (`EX_UNAVAILABLE`).
         case unavailable
         /// A bug or an unexpected server failure. Exit 70 (`EX_SOFTWARE`).
         case `internal`

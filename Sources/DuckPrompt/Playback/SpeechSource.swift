@@ -57,10 +57,12 @@ public final class SpeechSource: @unchecked Sendable {
     ///   character or gives no audible speech, when the voice is unknown (the message lists some
     ///   that exist), or when the rate is outside 80 … 450 wpm; `.internal` (70) when
     ///   libespeak-ng cannot initialise (its data directory is missing or damaged; the message
-    ///   names the path it tried) or fails to synthesize.
-    /// libespeak-ng: `espeak_ng_InitializePath`, `espeak_ng_Initialize`,
-    /// `espeak_ng_InitializeOutput(ENOUTPUT_MODE_SYNCHRONOUS)`, `espeak_SetSynthCallback` (once
-    /// per process), then `espeak_ng_SetVoiceByName` (or `espeak_ng_SetVoiceByProperties` with
+    ///   names the path it tried) or fails to synthesize; `.unavailable` (69) when libespeak-ng
+    ///   itself cannot be loaded (the message names `libespeak-ng.so.1` and the Debian package
+    ///   libespeak-ng1). Each is thrown before any server is contacted.
+    /// libespeak-ng, loaded on first use (`EspeakLibrary`): `espeak_ng_InitializePath`,
+    /// `espeak_ng_Initialize`, `espeak_ng_InitializeOutput(ENOUTPUT_MODE_SYNCHRONOUS)`,
+    /// `espeak_SetSynthCallback` (once per process), then `espeak_ng_SetVoiceByName` (or `espeak_ng_SetVoiceByProperties` with
     /// the language, and `espeak_ListVoices` for the error), `espeak_ng_SetParameter(espeakRATE)` and
     /// `espeak_ng_Synthesize(espeakCHARS_UTF8)`.
     public init(text: String, voice: String? = nil, wordsPerMinute: Int? = nil) throws {
@@ -109,8 +111,12 @@ public final class SpeechSource: @unchecked Sendable {
     /// Duration in seconds.
     public var duration: Double { Double(frames) / Double(rate) }
 
-    /// libespeak-ng's version string, e.g. `1.51` (`espeak_Info`).
-    public static var libraryVersion: String { Espeak.shared.version() }
+    /// libespeak-ng's version string, e.g. `1.51`; loads the library if no speech has yet.
+    /// - Throws: `DuckPromptError(.unavailable)` (69) when libespeak-ng cannot be loaded.
+    /// libespeak-ng: `espeak_Info`.
+    public static var libraryVersion: String {
+        get throws { try Espeak.shared.version() }
+    }
 
     /// The magnitude, in 16-bit sample units, above which a sample counts as speech: -60 dBFS.
     static let speechThreshold: Int16 = 33
@@ -134,16 +140,16 @@ public final class SpeechSource: @unchecked Sendable {
 
 // MARK: - libespeak-ng
 
-/// The only caller of libespeak-ng. espeak keeps one global state (voice, parameters, output
-/// buffer, callback) and is not thread-safe, so every call happens under `lock`, and the
-/// library is initialised once per process, on first use.
+/// The only caller of libespeak-ng, through `EspeakLibrary`. espeak keeps one global state
+/// (voice, parameters, output buffer, callback) and is not thread-safe, so every call happens
+/// under `lock`, and the library is loaded and initialised once per process, on first use.
 private final class Espeak: @unchecked Sendable {
     static let shared = Espeak()
 
     private let lock = Lock()
-    /// The output sample rate in Hz once initialised, or why initialising failed. A failure is
-    /// kept: espeak cannot be initialised twice safely.
-    private var initialised: Result<Int, DuckPromptError>?
+    /// The library and its output sample rate in Hz once initialised, or why initialising
+    /// failed. A failure is kept: espeak cannot be initialised twice safely.
+    private var initialised: Result<(library: EspeakLibrary, rate: Int), DuckPromptError>?
 
     /// Samples and their rate, as espeak produced them: 16-bit mono, leading silence included.
     struct Speech {
@@ -160,61 +166,62 @@ private final class Espeak: @unchecked Sendable {
     /// Sets the voice and rate and synthesizes `text`, all under the lock.
     func synthesize(text: String, voice: String, wordsPerMinute: Int) throws -> Speech {
         try lock.withLock {
-            let rate = try initialise()
-            try setVoice(voice)
-            let status = espeak_ng_SetParameter(espeakRATE, Int32(wordsPerMinute), 0)
+            let (library, rate) = try initialise()
+            try setVoice(voice, library)
+            let status = library.espeak_ng_SetParameter(espeakRATE, Int32(wordsPerMinute), 0)
             guard status == ENS_OK else {
-                throw DuckPromptError(.internal, "espeak-ng refused rate \(wordsPerMinute) wpm: \(Self.message(status))")
+                throw DuckPromptError(.internal, "espeak-ng refused rate \(wordsPerMinute) wpm: \(Self.message(status, library))")
             }
             let sink = Sink()
             let userData = Unmanaged.passRetained(sink).toOpaque()
             defer { Unmanaged<Sink>.fromOpaque(userData).release() }
             let synthesized = text.withCString { bytes in
                 // flags: UTF-8 text; no SSML, no [[phonemes]], no end-of-sentence pause.
-                espeak_ng_Synthesize(bytes, strlen(bytes) + 1, 0, POS_CHARACTER, 0,
-                                     UInt32(espeakCHARS_UTF8), nil, userData)
+                library.espeak_ng_Synthesize(bytes, strlen(bytes) + 1, 0, POS_CHARACTER, 0,
+                                             UInt32(espeakCHARS_UTF8), nil, userData)
             }
             guard synthesized == ENS_OK else {
-                throw DuckPromptError(.internal, "espeak-ng cannot synthesize the text: \(Self.message(synthesized))")
+                throw DuckPromptError(.internal, "espeak-ng cannot synthesize the text: \(Self.message(synthesized, library))")
             }
             return Speech(rate: rate, samples: sink.samples)
         }
     }
 
-    /// Initialises espeak on first use. Call under the lock.
+    /// Loads and initialises espeak on first use. Call under the lock.
     ///
     /// Side effect of `espeak_ng_Initialize`: the process's `LC_CTYPE` becomes `C.UTF-8`
     /// (espeak needs a UTF-8 ctype locale to classify characters).
-    private func initialise() throws -> Int {
+    private func initialise() throws -> (library: EspeakLibrary, rate: Int) {
         if let initialised { return try initialised.get() }
-        let result: Result<Int, DuckPromptError>
-        espeak_ng_InitializePath(nil)
+        let library = try EspeakLibrary.shared()   // a failure to load is kept there
+        let result: Result<(library: EspeakLibrary, rate: Int), DuckPromptError>
+        library.espeak_ng_InitializePath(nil)
         var context: espeak_ng_ERROR_CONTEXT? = nil
-        let status = espeak_ng_Initialize(&context)
-        espeak_ng_ClearErrorContext(&context)
+        let status = library.espeak_ng_Initialize(&context)
+        library.espeak_ng_ClearErrorContext(&context)
         if status != ENS_OK {
             var path: UnsafePointer<CChar>? = nil
-            _ = espeak_Info(&path)
+            _ = library.espeak_Info(&path)
             let tried = path.map { String(cString: $0) } ?? "(unknown)"
             result = .failure(DuckPromptError(
                 .internal,
-                "espeak-ng cannot initialise: \(Self.message(status)) (data directory \(tried); "
+                "espeak-ng cannot initialise: \(Self.message(status, library)) (data directory \(tried); "
                     + "install espeak-ng-data, or set ESPEAK_DATA_PATH to the directory that holds espeak-ng-data)"))
         } else {
-            let output = espeak_ng_InitializeOutput(ENOUTPUT_MODE_SYNCHRONOUS, 0, nil)
+            let output = library.espeak_ng_InitializeOutput(ENOUTPUT_MODE_SYNCHRONOUS, 0, nil)
             if output != ENS_OK {
-                result = .failure(DuckPromptError(.internal, "espeak-ng cannot set up in-memory output: \(Self.message(output))"))
+                result = .failure(DuckPromptError(.internal, "espeak-ng cannot set up in-memory output: \(Self.message(output, library))"))
             } else {
                 // The synth callback: appends the samples to the `Sink` passed as user data.
                 // Captures nothing; runs on the thread that called `espeak_ng_Synthesize`, under
                 // the lock. A NULL buffer marks the end. Returns 0 to continue.
-                espeak_SetSynthCallback { wav, count, events in
+                library.espeak_SetSynthCallback { wav, count, events in
                     guard let wav, count > 0, let userData = events?.pointee.user_data else { return 0 }
                     let sink = Unmanaged<Sink>.fromOpaque(userData).takeUnretainedValue()
                     sink.samples.append(contentsOf: UnsafeBufferPointer(start: wav, count: Int(count)))
                     return 0
                 }
-                result = .success(Int(espeak_ng_GetSampleRate()))
+                result = .success((library, Int(library.espeak_ng_GetSampleRate())))
             }
         }
         initialised = result
@@ -224,27 +231,27 @@ private final class Espeak: @unchecked Sendable {
     /// Selects `voice` as the espeak-ng command does: by name or file name first, then by
     /// language. Call under the lock, after `initialise`.
     /// libespeak-ng: `espeak_ng_SetVoiceByName`, `espeak_ng_SetVoiceByProperties`.
-    private func setVoice(_ voice: String) throws {
-        guard !voice.isEmpty else { throw unknownVoice(voice) }
-        var status = espeak_ng_SetVoiceByName(voice)
+    private func setVoice(_ voice: String, _ library: EspeakLibrary) throws {
+        guard !voice.isEmpty else { throw unknownVoice(voice, library) }
+        var status = library.espeak_ng_SetVoiceByName(voice)
         if status == ENS_OK { return }
         if status == ENS_VOICE_NOT_FOUND {
             status = voice.withCString { language in
                 var selector = espeak_VOICE()
                 selector.languages = language
-                return espeak_ng_SetVoiceByProperties(&selector)
+                return library.espeak_ng_SetVoiceByProperties(&selector)
             }
             if status == ENS_OK { return }
         }
         guard status == ENS_VOICE_NOT_FOUND else {
-            throw DuckPromptError(.internal, "espeak-ng cannot load voice '\(voice)': \(Self.message(status))")
+            throw DuckPromptError(.internal, "espeak-ng cannot load voice '\(voice)': \(Self.message(status, library))")
         }
-        throw unknownVoice(voice)
+        throw unknownVoice(voice, library)
     }
 
     /// The error for a voice espeak does not know, listing some it does. Call under the lock.
-    private func unknownVoice(_ voice: String) -> DuckPromptError {
-        let languages = availableLanguages()
+    private func unknownVoice(_ voice: String, _ library: EspeakLibrary) -> DuckPromptError {
+        let languages = availableLanguages(library)
         let preferred = ["en-gb", "en-us", "de", "fr-fr", "es", "it", "nl"]
         var examples = preferred.filter(languages.contains)
         if examples.isEmpty { examples = Array(languages.prefix(8)) }
@@ -259,8 +266,8 @@ private final class Espeak: @unchecked Sendable {
 
     /// The first language of every installed voice, e.g. `en-us`, in espeak's order. Call under
     /// the lock. libespeak-ng: `espeak_ListVoices(NULL)`.
-    private func availableLanguages() -> [String] {
-        guard let list = espeak_ListVoices(nil) else { return [] }
+    private func availableLanguages(_ library: EspeakLibrary) -> [String] {
+        guard let list = library.espeak_ListVoices(nil) else { return [] }
         var languages: [String] = []
         var index = 0
         while let voice = list[index] {
@@ -273,15 +280,20 @@ private final class Espeak: @unchecked Sendable {
         return languages
     }
 
-    /// The library's version string, e.g. `1.51`. libespeak-ng: `espeak_Info`.
-    func version() -> String {
-        lock.withLock { String(cString: espeak_Info(nil)) }
+    /// The library's version string, e.g. `1.51`; loads the library but does not initialise
+    /// it. libespeak-ng: `espeak_Info`.
+    /// - Throws: `.unavailable` (69) when libespeak-ng cannot be loaded.
+    func version() throws -> String {
+        try lock.withLock {
+            let library = try EspeakLibrary.shared()
+            return library.espeak_Info(nil).map { String(cString: $0) } ?? ""
+        }
     }
 
     /// espeak's own text for a status code (`espeak_ng_GetStatusCodeMessage`).
-    private static func message(_ status: espeak_ng_STATUS) -> String {
+    private static func message(_ status: espeak_ng_STATUS, _ library: EspeakLibrary) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
-        espeak_ng_GetStatusCodeMessage(status, &buffer, buffer.count)
+        library.espeak_ng_GetStatusCodeMessage(status, &buffer, buffer.count)
         return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }
