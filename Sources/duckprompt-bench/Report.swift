@@ -24,6 +24,9 @@ enum Report {
         "- \"With music\": one more client plays a 200 Hz sine at -20 dBFS on `speaker` (30 ms buffer, `media.role=music`).",
         "- Figure 3 runs the same commands with nothing recording (a recorder asking for 5 ms lowers the sink's "
             + "latency, which shortens paplay on PulseAudio); the recorded wall times are shown beside them.",
+        "- Figures 1 to 3: the tools take turns, the first one rotating from round to round; each scenario begins "
+            + "with one run of `paplay --latency-msec=20` that is not counted (the first prompt after the music "
+            + "started took 1.09 s on PulseAudio).",
         "- Figure 4: one client opens N silent streams (`media.role=music`), 30 to a sink, on `bt_headset` and as many "
             + "more null sinks as needed, never on the prompt's sink: a PulseAudio sink mixes at most 32 streams "
             + "(`MAX_MIX_CHANNELS`) and a stream beyond that never plays (paplay hangs, duckprompt exits 69), and "
