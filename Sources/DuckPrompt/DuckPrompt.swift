@@ -107,7 +107,7 @@ public struct PlayReport: Sendable {
     public var framesPlayed: Int64
     /// What was undone first for prompts that died mid-duck (one line each; usually empty).
     public var recoveryNotes: [String] = []
-    /// Silence played first because the sink was asleep, in ms (0: none).
+    /// Silence played first because the sink was not running (idle or suspended), in ms (0: none).
     public var preRollMs: Int = 0
 }
 
@@ -380,7 +380,7 @@ public enum DuckPrompt {
         try await play(files: [path], options: options, server: server)
     }
 
-    private static func playBlocking(_ sources: [any PromptSource], connection: PulseConnection, options: PlayOptions,
+    private static func playBlocking(_ sources: [any PromptSource], connection started: PulseConnection, options: PlayOptions,
                                      server: ServerOptions, control: InterruptControl) throws -> PlayReport {
         // One duck at a time per user, in the order of the queue: wait for this prompt's turn
         // (or be dropped); then undo what a prompt that died left ducked.
@@ -402,6 +402,11 @@ public enum DuckPrompt {
         let runtimeDir = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"]
         let handed = store.takeHandover().flatMap { $0.server == server.server && $0.runtimeDir == runtimeDir ? $0 : nil }
 
+        // Started before the queue; a server that went away while this prompt waited its turn
+        // (a restart) is connected to again.
+        let connection = started.hasFailed
+            ? try PulseConnection(server: server.server, clientName: server.clientName, timeout: server.timeout)
+            : started
         try connection.waitUntilReady()
         control.attach(connection)
         let (snapshot, info) = try connection.snapshot()

@@ -70,6 +70,15 @@ final class PulseConnection: @unchecked Sendable {
         if waitingUntilReady { try waitUntilReadyLocked() }
     }
 
+    /// Whether the context failed or was terminated (refused, or the server went away): it will
+    /// never be READY again. `pa_context_get_state`.
+    var hasFailed: Bool {
+        withLock {
+            let state = pa_context_get_state(context)
+            return state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
+        }
+    }
+
     /// Waits until the context is READY (at once when it is).
     /// - Throws: `DuckPromptError(.unavailable)` naming the server when it refused, failed or
     ///   did not answer within the timeout given to `init`.
