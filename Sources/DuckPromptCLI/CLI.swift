@@ -174,7 +174,7 @@ enum PlayCommand {
                 let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
                 StandardStreams.writeError("""
                     duckprompt: played \(report.framesPlayed) frames on \(report.route.sink.name): \(report.route.reason)
-                    duckprompt: pre-roll \(report.preRollMs) ms\(report.preRollMs > 0 ? " (the sink was asleep)" : "")
+                    duckprompt: pre-roll \(report.preRollMs) ms\(report.preRollMs > 0 ? " (the sink was not running)" : "")
                     duckprompt: ducked and restored: \(ducked.isEmpty ? "none" : ducked)
 
                     """)

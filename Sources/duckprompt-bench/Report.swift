@@ -14,13 +14,17 @@ enum Report {
     static let method = [
         "- Each server is private and headless (`Scripts/sound-server SERVER --emulate`): null sinks `speaker` "
             + "(the default) and `bt_headset`. Every tool plays on `speaker` (`-d speaker`, `pw-play --target speaker`), "
-            + "so routing picks no pre-roll. The prompt is a 50 ms 1 kHz sine at -6 dBFS, 48 kHz mono WAV.",
+            + "so routing picks no pre-roll (`pw-play`, a PipeWire client, on PipeWire only). The prompt is a 50 ms "
+            + "1 kHz sine at -6 dBFS, 48 kHz mono WAV.",
         "- Figures 1 and 2: a libpulse record stream on `speaker.monitor` (mono float32, 48 kHz, 5 ms fragments) "
             + "stamps every chunk with the monotonic clock as it arrives. Frame f of a chunk that arrived at t ending "
             + "at frame F was heard no later than t − (F − 1 − f)/48000 s; the lowest bound over the chunks of the "
             + "next second is its time (the recorder's smallest delay is left in, the same for every tool). Start: "
             + "first prompt sample − the instant before `posix_spawnp`; end: `wait4` returning − last prompt sample. "
-            + "Prompt samples: sample-to-sample steps above 0.02 (the 1 kHz prompt steps 0.065, the 200 Hz music 0.003).",
+            + "Prompt samples: sample-to-sample steps above 0.02 (the 1 kHz prompt steps 0.065, the 200 Hz music 0.003). "
+            + "On PulseAudio the bound comes out a few ms early (paplay's least start was below 0 ms, and a trace saw "
+            + "duckprompt's first sample \"heard\" 1–4 ms before it wrote it): absolute start times there are low, for "
+            + "every tool alike as far as the traces show, and ratios over a base near 1 ms mean little.",
         "- \"With music\": one more client plays a 200 Hz sine at -20 dBFS on `speaker` (30 ms buffer, `media.role=music`).",
         "- Figure 3 runs the same commands with nothing recording (a recorder asking for 5 ms lowers the sink's "
             + "latency, which shortens paplay on PulseAudio); the recorded wall times are shown beside them.",
@@ -34,7 +38,9 @@ enum Report {
             + "volume back to back; ducked = every stream at its own volume − 20 dB, restored = every stream at its "
             + "own volume exactly. The prompt's end is heard on `speaker.monitor` (20 ms fragments).",
         "- Figure 5: a 60 s 440 Hz stereo WAV; all tools play it at once (duckprompt with its default duck, so it "
-            + "ducks the others), CPU = `ru_utime + ru_stime`, peak RSS = `ru_maxrss` of each child from `wait4`.",
+            + "ducks the others), CPU = `ru_utime + ru_stime` of each child from `wait4`, peak RSS = the last `VmHWM` of its "
+            + "/proc/PID/status, read every 20 ms while it runs (not `ru_maxrss`: a child of `posix_spawn` shares the "
+            + "bench's memory until it execs, and Linux carries that high-water mark into `ru_maxrss`).",
         "- Figure 6: the sinks of every fixture dump under `Tests/DuckPromptTests/Fixtures` (pactl text and JSON, "
             + "pacmd, pw-dump, localised), repeated and renamed to 10 000 sinks in one snapshot, classified and routed "
             + "by `DeviceListing(snapshot:)`; and the pactl text fixtures repeated (renumbered) to a 10 MiB dump read "
