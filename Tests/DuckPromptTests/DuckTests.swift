@@ -150,6 +150,73 @@ struct RampTests {
     }
 }
 
+// MARK: - RampSchedule
+
+@Suite("RampSchedule")
+struct RampScheduleTests {
+    /// Drives a schedule with a clock that wakes `lateMs` after each due time (as a timer
+    /// does), and not before `stallUntilMs`. Returns the steps with the times they were sent.
+    static func drive(_ ramp: Ramp, lateMs: Double = 0, stallUntilMs: Double = 0) -> [(atMs: Double, step: Ramp.Step)] {
+        var schedule = RampSchedule(ramp)
+        var sent: [(atMs: Double, step: Ramp.Step)] = []
+        var now = 0.0
+        while let due = schedule.dueMs, sent.count <= ramp.steps.count {
+            // Not yet due a moment before.
+            var early = schedule
+            #expect(early.take(atMs: due - 0.5) == nil)
+            now = max(now, due + lateMs, stallUntilMs)
+            if let step = schedule.take(atMs: now) { sent.append((now, step)) }
+        }
+        return sent
+    }
+
+    /// Every closed 10 ms window of send times holds at most 3 dB of change.
+    static func expectWindows(_ sent: [(atMs: Double, step: Ramp.Step)], from: Double) {
+        let gains = [from] + sent.map(\.step.gain)
+        for first in sent.indices {
+            for last in first..<sent.count where sent[last].atMs - sent[first].atMs <= 10 {
+                let change = abs(gains[last + 1] - gains[first])
+                #expect(change <= 3 + 1e-9, "\(change) dB between \(sent[first].atMs) and \(sent[last].atMs) ms")
+            }
+        }
+    }
+
+    @Test("on time: every step at its planned offset")
+    func onTime() {
+        let ramp = Ramp(from: 0, to: -20, durationMs: 200)
+        let sent = Self.drive(ramp)
+        #expect(sent.map(\.step) == ramp.steps)
+        #expect(sent.map(\.atMs) == ramp.steps.map { Double($0.offsetMs) })
+    }
+
+    @Test("late wake-ups do not add up: the release ends within one lateness of 500 ms",
+          arguments: [0.3, 1.0, 2.5])
+    func noDrift(lateMs: Double) throws {
+        let ramp = Ramp(from: -20, to: 0, durationMs: 500)
+        let sent = Self.drive(ramp, lateMs: lateMs)
+        #expect(sent.map(\.step) == ramp.steps)
+        let last = try #require(sent.last)
+        #expect(last.atMs <= 500 + lateMs + 1e-9, "last step at \(last.atMs) ms")
+        Self.expectWindows(sent, from: -20)
+    }
+
+    @Test("after a stall, the steps catch up no faster than 3 dB per 10 ms",
+          arguments: [(1, 200), (100, 200), (150, 50), (300, 200), (300, 0), (1, 500)])
+    func stall(streams: Int, durationMs: Int) {
+        let ramp = Ramp(from: 0, to: -20, durationMs: durationMs, streams: streams)
+        let sent = Self.drive(ramp, stallUntilMs: Double(ramp.durationMs) * 0.8)
+        #expect(sent.map(\.step) == ramp.steps)
+        Self.expectWindows(sent, from: 0)
+    }
+
+    @Test("spacing: two steps of up to 1.5 dB fit in 10 ms, larger ones do not")
+    func spacing() {
+        #expect(RampSchedule.minimumSpacingMs(stepDecibels: -1) * 2 > 10)
+        #expect(RampSchedule.minimumSpacingMs(stepDecibels: 1.5) * 2 > 10)
+        #expect(RampSchedule.minimumSpacingMs(stepDecibels: -2.9) > 10)
+    }
+}
+
 // MARK: - DuckPlan
 
 @Suite("DuckPlan")

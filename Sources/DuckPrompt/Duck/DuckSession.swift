@@ -103,30 +103,24 @@ final class DuckSession: @unchecked Sendable {
              stop: () -> Bool = { false }, deadline: ContinuousClock.Instant? = nil,
              what: String = "ducking") throws -> Bool {
         let start = ContinuousClock.now
-        var steps = ArraySlice(gain.map { Ramp(from: plan.gain, to: $0, durationMs: durationMs, streams: plan.entries.count).steps } ?? [])
+        var schedule = gain.map { RampSchedule(Ramp(from: plan.gain, to: $0, durationMs: durationMs, streams: plan.entries.count)) }
         if plan.entries.isEmpty, let gain {
             // Nothing to ramp: land on the gain at once (new streams get it as they appear).
             connection.withLock { _ = plan.apply(gain: gain) }
-            steps = []
+            schedule = nil
         }
-        // Steps are sent at their offsets, but never two within one step interval: a late
-        // wake-up stretches the ramp instead of jumping.
-        var lastSent: ContinuousClock.Instant? = nil
-        func due(_ step: Ramp.Step) -> ContinuousClock.Instant {
-            let planned = start + .milliseconds(step.offsetMs)
-            guard let lastSent else { return planned }
-            return max(planned, lastSent + .milliseconds(Ramp.stepIntervalMs))
-        }
+        func elapsedMs(_ now: ContinuousClock.Instant) -> Double { (now - start).seconds * 1000 }
         return try connection.withLock {
             while true {
                 handleEventsLocked()
-                if let step = steps.first, ContinuousClock.now >= due(step) {
+                // Sent at their offsets without waiting for the answers: pipewire-pulse takes
+                // a step's writes for 300 streams faster pipelined than one step at a time
+                // (measured: 1.1 s to duck them, against 1.9 s).
+                if let step = schedule?.take(atMs: elapsedMs(.now)) {
                     sendLocked(plan.apply(gain: step.gain))
-                    lastSent = ContinuousClock.now
-                    steps.removeFirst()
                     continue
                 }
-                if steps.isEmpty && (until?() ?? true) {
+                if schedule?.isDone ?? true && (until?() ?? true) {
                     // A ramp ends when the server has applied its last step, not when it was
                     // sent: a busy server (pipewire-pulse with 100 streams to duck) takes tens
                     // of ms, and the prompt must not start before the duck has landed.
@@ -140,7 +134,8 @@ final class DuckSession: @unchecked Sendable {
                 }
                 let now = ContinuousClock.now
                 if let deadline, now >= deadline { throw connection.silentServerError(what) }
-                var wake = steps.first.map(due) ?? now + .seconds(1)
+                var wake = now + .seconds(1)
+                if let due = schedule?.dueMs { wake = start + .microseconds(Int64((due * 1000).rounded(.up))) }
                 if let deadline { wake = min(wake, deadline) }
                 connection.withWakeupLocked(at: wake) {
                     if inbox.isEmpty { connection.waitLocked() }

@@ -67,3 +67,48 @@ public struct Ramp: Sendable, Equatable {
     /// Total length in ms: the offset of the last step.
     public var durationMs: Int { steps.last?.offsetMs ?? 0 }
 }
+
+/// When to send each step of a `Ramp`.
+///
+/// Pure value type; the caller passes the time. Each step is due at its planned offset; steps
+/// are never skipped, and two are sent at least `minimumSpacingMs` apart, so that no 10 ms
+/// window (closed at both ends) holds more than 3 dB of steps however late the caller wakes.
+/// A late wake-up delays only the step it was for: the next one is still due at its own
+/// offset. (A ramp that waited a whole interval after every late step grew by about 1 ms a
+/// step: 40 ms over a 500 ms release.)
+public struct RampSchedule: Sendable {
+    public let ramp: Ramp
+    /// Index in `ramp.steps` of the next step to send.
+    public private(set) var next = 0
+    /// When the last step was sent, in ms from the ramp's start.
+    private var lastSentMs: Double? = nil
+
+    public init(_ ramp: Ramp) { self.ramp = ramp }
+
+    /// Whether every step has been sent.
+    public var isDone: Bool { next >= ramp.steps.count }
+
+    /// Least time between two sends, in ms, for steps of `stepDecibels`: a closed 10 ms
+    /// window holds at most two steps of up to 1.5 dB (6 ms apart), or one larger step (11 ms).
+    public static func minimumSpacingMs(stepDecibels: Double) -> Double {
+        Double(Ramp.stepIntervalMs) * (abs(stepDecibels) <= 1.5 + 1e-9 ? 0.5 : 1) + 1
+    }
+
+    /// When the next step is due, in ms from the ramp's start; nil when all were sent.
+    public var dueMs: Double? {
+        guard !isDone else { return nil }
+        let step = ramp.steps[next]
+        let planned = Double(step.offsetMs)
+        guard let lastSentMs else { return planned }
+        let previous = next > 0 ? ramp.steps[next - 1].gain : step.gain
+        return max(planned, lastSentMs + Self.minimumSpacingMs(stepDecibels: step.gain - previous))
+    }
+
+    /// The next step, if it is due at `elapsedMs` (ms from the ramp's start); it counts as sent.
+    public mutating func take(atMs elapsedMs: Double) -> Ramp.Step? {
+        guard let due = dueMs, elapsedMs >= due else { return nil }
+        defer { next += 1 }
+        lastSentMs = elapsedMs
+        return ramp.steps[next]
+    }
+}
