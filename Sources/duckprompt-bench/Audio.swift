@@ -35,10 +35,31 @@ enum TestSignal {
 struct Recording {
     var samples: [Float]
     var arrivals: [(nanoseconds: UInt64, frames: Int)]
+    /// The server's timing answers: (monotonic ns, frame heard then), `BenchProbe.timings`.
+    var timings: [(nanoseconds: UInt64, frames: Double)] = []
     static let rate = Double(BenchProbe.rate)
 
-    /// Monotonic ns at which frame `f` was heard, nil when no chunk holds it yet.
+    /// Monotonic ns at which frame `f` was heard on the sink, nil when no chunk holds it yet:
+    /// by the server's timing answers within a second of its arrival (the median of their
+    /// offsets between frame position and clock), or, with fewer than three of them, by the
+    /// arrival bound.
     func time(ofFrame f: Int) -> UInt64? {
+        guard let bound = boundTime(ofFrame: f) else { return nil }
+        return timedTime(ofFrame: f, near: bound) ?? bound
+    }
+
+    /// Frame `f`'s time by the timing answers within a second of `t`; nil with fewer than 3.
+    func timedTime(ofFrame f: Int, near t: UInt64) -> UInt64? {
+        let offsets = timings.filter { $0.nanoseconds + 1_000_000_000 >= t && $0.nanoseconds <= t + 1_000_000_000 }
+            .map { Double($0.nanoseconds) - $0.frames / Recording.rate * 1e9 }.sorted()
+        guard offsets.count >= 3 else { return nil }
+        let at = offsets[offsets.count / 2] + Double(f) / Recording.rate * 1e9
+        return at > 0 ? UInt64(at) : nil
+    }
+
+    /// Frame `f`'s time by the arrival bound: no later than any chunk holding it arrived,
+    /// less the frames after it in that chunk.
+    func boundTime(ofFrame f: Int) -> UInt64? {
         var lo = 0, hi = arrivals.count
         while lo < hi {   // first chunk whose end is past f
             let mid = (lo + hi) / 2
@@ -85,7 +106,8 @@ struct Recording {
 extension BenchProbe {
     /// The recording so far, copied.
     func snapshotRecording() -> Recording {
-        withRecording { samples, arrivals, _ in Recording(samples: samples, arrivals: arrivals) }
+        let timings = self.timings
+        return withRecording { samples, arrivals, _ in Recording(samples: samples, arrivals: arrivals, timings: timings) }
     }
 
     /// Waits until a chunk that arrived after `t` plus `marginMs` is in (at most 5 s).

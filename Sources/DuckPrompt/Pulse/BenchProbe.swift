@@ -27,6 +27,13 @@ private final class CaptureBox: @unchecked Sendable {
     /// (arrival in monotonic ns, frames received in all by then), one per read callback.
     var arrivals: [(nanoseconds: UInt64, frames: Int)] = []
     var holes = 0
+    /// (monotonic ns, frame position heard at that instant), one per timing update.
+    var timings: [(nanoseconds: UInt64, frames: Double)] = []
+    /// Frames dropped by `clearRecording()`: the server's indices count them, `samples` not.
+    var cleared = 0
+    /// A timing update is on its way.
+    var timingPending = false
+    var bytesPerSecond = 0.0
 }
 
 /// Measuring aids for `duckprompt-bench`, kept here because this folder is the only one that
@@ -182,6 +189,7 @@ package final class BenchProbe: @unchecked Sendable {
         precondition(recording == nil, "one recording per probe")
         var attr = bufferAttr(fragsizeMs: fragmentMs)
         var spec = self.spec
+        capture.bytesPerSecond = Double(pa_bytes_per_second(&spec))
         try connection.withLock {
             guard let stream = pa_stream_new(connection.context, "bench monitor", &spec, nil) else {
                 throw DuckPromptError(.unavailable, "cannot create the recording stream: \(connection.lastErrorLocked)")
@@ -206,6 +214,7 @@ package final class BenchProbe: @unchecked Sendable {
                     pa_stream_drop(stream)
                 }
                 box.arrivals.append((now, box.samples.count))
+                BenchProbe.requestTiming(stream!, box: box)
             }, Unmanaged.passUnretained(capture).toOpaque())
             if pa_stream_connect_record(stream, "\(sink).monitor", &attr, PA_STREAM_ADJUST_LATENCY) < 0 {
                 throw DuckPromptError(.unavailable, "cannot record \(sink).monitor: \(connection.lastErrorLocked)")
@@ -214,10 +223,55 @@ package final class BenchProbe: @unchecked Sendable {
         }
     }
 
+    /// Asks the server for the recording's timing (one request at a time, after each chunk).
+    /// libpulse: `pa_stream_update_timing_info`.
+    private static func requestTiming(_ stream: OpaquePointer, box: CaptureBox) {
+        guard !box.timingPending else { return }
+        guard let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
+            let box = Unmanaged<CaptureBox>.fromOpaque(userdata!).takeUnretainedValue()
+            box.timingPending = false
+            guard success != 0, let stream else { return }
+            BenchProbe.noteTiming(stream, box: box)
+        }, Unmanaged.passUnretained(box).toOpaque()) else { return }
+        box.timingPending = true
+        pa_operation_unref(op)
+    }
+
+    /// Records which frame of the recording was being heard on the sink when the server
+    /// answered: the frame the server last wrote into the record buffer (`write_index`), plus
+    /// what the monitor source holds (`source_usec`), minus what the sink rendered ahead of
+    /// playing it (`sink_usec`: a null sink renders a block ahead, and its monitor gets the
+    /// block at once), as libpulse's `pa_stream_get_time` relates them, at the server's
+    /// `timestamp` (CLOCK_REALTIME, taken to the monotonic clock).
+    /// libpulse: `pa_stream_get_timing_info` (`pa_timing_info`).
+    private static func noteTiming(_ stream: OpaquePointer, box: CaptureBox) {
+        guard let info = pa_stream_get_timing_info(stream)?.pointee, info.write_index_corrupt == 0,
+              box.bytesPerSecond > 0 else { return }
+        var real = timespec(), mono = timespec()
+        clock_gettime(CLOCK_REALTIME, &real)
+        clock_gettime(CLOCK_MONOTONIC, &mono)
+        let realNow = Double(real.tv_sec) * 1e9 + Double(real.tv_nsec)
+        let monoNow = Double(mono.tv_sec) * 1e9 + Double(mono.tv_nsec)
+        let stamp = Double(info.timestamp.tv_sec) * 1e9 + Double(info.timestamp.tv_usec) * 1e3
+        let heardSeconds = Double(info.write_index) / box.bytesPerSecond
+            + Double(info.source_usec) / 1e6 - Double(info.sink_usec) / 1e6
+        let frames = heardSeconds * Double(BenchProbe.rate) - Double(box.cleared)
+        let at = stamp - realNow + monoNow
+        guard at > 0 else { return }
+        box.timings.append((UInt64(at), frames))
+    }
+
     /// Calls `body` with what was recorded so far (lock held: keep it short, copy what you
     /// need): the samples, the arrival stamps, and how many holes the server reported.
     package func withRecording<T>(_ body: ([Float], [(nanoseconds: UInt64, frames: Int)], Int) -> T) -> T {
         connection.withLock { body(capture.samples, capture.arrivals, capture.holes) }
+    }
+
+    /// The timing updates so far: (monotonic ns, the recording's frame heard on the sink at
+    /// that instant, fractional), one per answer to `pa_stream_update_timing_info`, which the
+    /// recording asks for after each chunk.
+    package var timings: [(nanoseconds: UInt64, frames: Double)] {
+        connection.withLock { capture.timings }
     }
 
     /// Frames recorded so far, and the arrival of the latest chunk (0 before the first).
@@ -229,8 +283,10 @@ package final class BenchProbe: @unchecked Sendable {
     /// between figures).
     package func clearRecording() {
         connection.withLock {
+            capture.cleared += capture.samples.count
             capture.samples.removeAll(keepingCapacity: true)
             capture.arrivals.removeAll(keepingCapacity: true)
+            capture.timings.removeAll(keepingCapacity: true)
         }
     }
 
