@@ -41,20 +41,26 @@ struct Recording {
 
     /// Monotonic ns at which frame `f` was heard on the sink, nil when no chunk holds it yet:
     /// by the server's timing answers within a second of its arrival (the median of their
-    /// offsets between frame position and clock), or, with fewer than three of them, by the
-    /// arrival bound.
+    /// offsets between frame position and clock), or, with fewer than three of them or an
+    /// implausible answer, by the arrival bound.
     func time(ofFrame f: Int) -> UInt64? {
         guard let bound = boundTime(ofFrame: f) else { return nil }
         return timedTime(ofFrame: f, near: bound) ?? bound
     }
 
-    /// Frame `f`'s time by the timing answers within a second of `t`; nil with fewer than 3.
+    /// How far the timing answers may put a frame from its arrival bound before they are
+    /// not believed, in ns: a record fragment (5 or 20 ms) plus a null sink's block.
+    static let plausibleCorrection: Double = 40_000_000
+
+    /// Frame `f`'s time by the timing answers within a second of `t` (its arrival bound); nil
+    /// with fewer than 3, or when they put it further than `plausibleCorrection` from `t`.
     func timedTime(ofFrame f: Int, near t: UInt64) -> UInt64? {
         let offsets = timings.filter { $0.nanoseconds + 1_000_000_000 >= t && $0.nanoseconds <= t + 1_000_000_000 }
             .map { Double($0.nanoseconds) - $0.frames / Recording.rate * 1e9 }.sorted()
         guard offsets.count >= 3 else { return nil }
         let at = offsets[offsets.count / 2] + Double(f) / Recording.rate * 1e9
-        return at > 0 ? UInt64(at) : nil
+        guard at > 0, abs(at - Double(t)) <= Recording.plausibleCorrection else { return nil }
+        return UInt64(at)
     }
 
     /// Frame `f`'s time by the arrival bound: no later than any chunk holding it arrived,

@@ -25,8 +25,8 @@ enum Report {
             + "times alone (frame f of a chunk that arrived at t ending at frame F was heard no later than "
             + "t − (F − 1 − f)/48000 s) agreed within 0.3 ms on PipeWire when this was written, but came out about "
             + "5 ms early on PulseAudio, whose null sink renders a block ahead and hands it to the monitor at once; "
-            + "each server's notes give the difference in this run, and the bound is the fallback when fewer than "
-            + "three answers came. Start: first prompt sample − the instant before "
+            + "each server's notes give the difference in this run. The bound is the fallback when fewer than "
+            + "three answers came, or they put the frame over 40 ms from it (figure 4 places the prompt's end the same way). Start: first prompt sample − the instant before "
             + "`posix_spawnp`; end: `wait4` returning − last prompt sample. Prompt samples: sample-to-sample steps "
             + "above 0.02 (the 1 kHz prompt steps 0.065, the 200 Hz music 0.003).",
         "- \"With music\": one more client plays a 200 Hz sine at -20 dBFS on `speaker` (30 ms buffer, `media.role=music`).",

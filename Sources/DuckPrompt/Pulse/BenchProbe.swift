@@ -29,8 +29,6 @@ private final class CaptureBox: @unchecked Sendable {
     var holes = 0
     /// (monotonic ns, frame position heard at that instant), one per timing update.
     var timings: [(nanoseconds: UInt64, frames: Double)] = []
-    /// Frames dropped by `clearRecording()`: the server's indices count them, `samples` not.
-    var cleared = 0
     /// A timing update is on its way.
     var timingPending = false
     var bytesPerSecond = 0.0
@@ -238,24 +236,27 @@ package final class BenchProbe: @unchecked Sendable {
     }
 
     /// Records which frame of the recording was being heard on the sink when the server
-    /// answered: the frame the server last wrote into the record buffer (`write_index`), plus
-    /// what the monitor source holds (`source_usec`), minus what the sink rendered ahead of
-    /// playing it (`sink_usec`: a null sink renders a block ahead, and its monitor gets the
-    /// block at once), as libpulse's `pa_stream_get_time` relates them, at the server's
-    /// `timestamp` (CLOCK_REALTIME, taken to the monotonic clock).
+    /// answered: the frames received so far, plus those still on their way (`write_index` −
+    /// `read_index`, which libpulse corrects for what it holds unread), plus what the monitor
+    /// source holds (`source_usec`), minus what the sink rendered ahead of playing it
+    /// (`sink_usec`: a null sink renders a block ahead, and its monitor gets the block at once),
+    /// as libpulse's `pa_stream_get_time` relates them, at the server's `timestamp`
+    /// (CLOCK_REALTIME, taken to the monotonic clock). Only the difference of the two indices
+    /// is used: frames are counted from the recording's last clearing, and a server may drop
+    /// frames on overflow.
     /// libpulse: `pa_stream_get_timing_info` (`pa_timing_info`).
     private static func noteTiming(_ stream: OpaquePointer, box: CaptureBox) {
         guard let info = pa_stream_get_timing_info(stream)?.pointee, info.write_index_corrupt == 0,
-              box.bytesPerSecond > 0 else { return }
+              info.read_index_corrupt == 0, box.bytesPerSecond > 0 else { return }
         var real = timespec(), mono = timespec()
         clock_gettime(CLOCK_REALTIME, &real)
         clock_gettime(CLOCK_MONOTONIC, &mono)
         let realNow = Double(real.tv_sec) * 1e9 + Double(real.tv_nsec)
         let monoNow = Double(mono.tv_sec) * 1e9 + Double(mono.tv_nsec)
         let stamp = Double(info.timestamp.tv_sec) * 1e9 + Double(info.timestamp.tv_usec) * 1e3
-        let heardSeconds = Double(info.write_index) / box.bytesPerSecond
+        let onTheWay = Double(info.write_index - info.read_index) / box.bytesPerSecond
             + Double(info.source_usec) / 1e6 - Double(info.sink_usec) / 1e6
-        let frames = heardSeconds * Double(BenchProbe.rate) - Double(box.cleared)
+        let frames = Double(box.samples.count) + onTheWay * Double(BenchProbe.rate)
         let at = stamp - realNow + monoNow
         guard at > 0 else { return }
         box.timings.append((UInt64(at), frames))
@@ -283,7 +284,6 @@ package final class BenchProbe: @unchecked Sendable {
     /// between figures).
     package func clearRecording() {
         connection.withLock {
-            capture.cleared += capture.samples.count
             capture.samples.removeAll(keepingCapacity: true)
             capture.arrivals.removeAll(keepingCapacity: true)
             capture.timings.removeAll(keepingCapacity: true)
