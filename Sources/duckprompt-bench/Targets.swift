@@ -24,7 +24,7 @@ extension ServerBench {
             if let series = results.find(3, "duckprompt --duck 0dB", scenario), let ratio = series.ratio,
                let zero = series.summary?.median, let anchor = median(3, Self.anchor, scenario) {
                 t.append(TargetResult(target: "Wall time, 50 ms blip, --duck 0dB ≤ 1.1 × \(Self.anchor) (\(scenario))",
-                                      measured: "\(format(zero, "s")) s vs \(format(anchor, "s")) s: × \(String(format: "%.2f", ratio))",
+                                      measured: "\(format(zero, "s")) s vs \(format(anchor, "s")) s: × \(String(format: "%.3f", ratio))",
                                       met: ratio <= 1.1))
             }
         }
