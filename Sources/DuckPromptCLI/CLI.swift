@@ -9,7 +9,9 @@ public enum DuckPromptCLI {
 
     /// Runs the command line and returns the exit status (see `Help.main` for the codes).
     /// Output goes to stdout, errors to stderr as one line starting `duckprompt: `.
-    public static func main(_ arguments: [String]) async -> Int32 {
+    /// Synchronous: `play` and `say` run on this thread (`DuckPrompt.playBlocking`), so a prompt
+    /// starts no Swift concurrency threads; the other verbs wait here for the async library.
+    public static func main(_ arguments: [String]) -> Int32 {
         var args = Array(arguments.dropFirst())
         guard let verb = args.first else {
             StandardStreams.writeError("duckprompt: missing subcommand (see duckprompt --help)\n")
@@ -19,7 +21,7 @@ public enum DuckPromptCLI {
         do {
             switch verb {
             case "-h", "--help", "help":
-                if let topic = args.first { return await main(["duckprompt", topic, "--help"]) }
+                if let topic = args.first { return main(["duckprompt", topic, "--help"]) }
                 print(Help.main)
                 return 0
             case "--version", "-V":
@@ -27,11 +29,11 @@ public enum DuckPromptCLI {
                 let sndfile = v.libsndfile.hasPrefix("libsndfile-") ? String(v.libsndfile.dropFirst(11)) : v.libsndfile
                 print("duckprompt \(version) (libpulse \(v.libpulse), libsndfile \(sndfile))")
                 return 0
-            case "play": return try await PlayCommand.run(args)
-            case "say": return try await PlayCommand.run(args, say: true)
-            case "restore": return try await RestoreCommand.run(args)
-            case "devices": return try await DevicesCommand.run(args, routeOnly: false)
-            case "route": return try await DevicesCommand.run(args, routeOnly: true)
+            case "play": return try PlayCommand.run(args)
+            case "say": return try PlayCommand.run(args, say: true)
+            case "restore": return try RestoreCommand.run(args)
+            case "devices": return try DevicesCommand.run(args, routeOnly: false)
+            case "route": return try DevicesCommand.run(args, routeOnly: true)
             default:
                 throw UsageError("unknown subcommand '\(verb)' (see duckprompt --help)")
             }
@@ -82,7 +84,7 @@ enum PlayCommand {
     static let deepestDuck = -200.0
 
     /// `play FILE... [--say TEXT]...`, or `say TEXT...` (`say` true: positionals are texts).
-    static func run(_ args: [String], say: Bool = false) async throws -> Int32 {
+    static func run(_ args: [String], say: Bool = false) throws -> Int32 {
         let verb = say ? "say" : "play"
         let r = try scanner.scan(args, verb: verb)
         if r.has("help") { print(say ? Help.say : Help.play); return 0 }
@@ -162,13 +164,11 @@ enum PlayCommand {
         let paths = files
 
         let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
-        let task = Task {
-            try await DuckPrompt.play(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute,
-                                      options: options, server: server)
-        }
-        signals.onSignal { task.cancel() }
+        let cancellation = PlayCancellation()
+        signals.onSignal { cancellation.cancel() }
         do {
-            let report = try await task.value
+            let report = try DuckPrompt.playBlocking(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute,
+                                                     options: options, server: server, cancellation: cancellation)
             for note in report.recoveryNotes { DuckPromptCLI.printError(note) }
             if r.has("verbose") {
                 let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
@@ -193,7 +193,7 @@ enum DevicesCommand {
         flags: ["help", "json", "watch"],
         short: CommonOptions.short.merging(["d": "device"]) { a, _ in a })
 
-    static func run(_ args: [String], routeOnly: Bool) async throws -> Int32 {
+    static func run(_ args: [String], routeOnly: Bool) throws -> Int32 {
         let verb = routeOnly ? "route" : "devices"
         let r = try scanner.scan(args, verb: verb)
         if r.has("help") { print(routeOnly ? Help.route : Help.devices); return 0 }
@@ -206,13 +206,14 @@ enum DevicesCommand {
         if r.has("watch") {
             guard !routeOnly else { throw UsageError("--watch is an option of devices, not route") }
             guard r.last("from") == nil else { throw UsageError("--watch follows a live server; it cannot read --from a file") }
-            return try await watch(request: request, config: config, server: try CommonOptions.server(r), json: json)
+            return try watch(request: request, config: config, server: try CommonOptions.server(r), json: json)
         }
         let listing: DeviceListing
         if let path = r.last("from") {
             listing = try DuckPrompt.devices(fromDump: path, request: request, config: config)
         } else {
-            listing = try await DuckPrompt.devices(request: request, config: config, server: try CommonOptions.server(r))
+            let server = try CommonOptions.server(r)
+            listing = try waitFor { try await DuckPrompt.devices(request: request, config: config, server: server) }
             for note in listing.recoveryNotes { DuckPromptCLI.printError(note) }
         }
         if json {
@@ -231,7 +232,7 @@ enum DevicesCommand {
     }
 
     /// Prints the table (or one JSON line), then one line per change until interrupted.
-    static func watch(request: DeviceRequest?, config: DuckPromptConfig, server: ServerOptions, json: Bool) async throws -> Int32 {
+    static func watch(request: DeviceRequest?, config: DuckPromptConfig, server: ServerOptions, json: Bool) throws -> Int32 {
         let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
         let task = Task {
             for try await update in DuckPrompt.watchDevices(request: request, config: config, server: server) {
@@ -247,7 +248,7 @@ enum DevicesCommand {
         }
         signals.onSignal { task.cancel() }
         do {
-            try await task.value
+            try waitFor { try await task.value }
         } catch is CancellationError {}
         if let signal = signals.received { return 128 + signal }
         return 0
@@ -257,11 +258,12 @@ enum DevicesCommand {
 enum RestoreCommand {
     static let scanner = ArgumentScanner(valued: CommonOptions.valued, flags: ["help"], short: CommonOptions.short)
 
-    static func run(_ args: [String]) async throws -> Int32 {
+    static func run(_ args: [String]) throws -> Int32 {
         let r = try scanner.scan(args, verb: "restore")
         if r.has("help") { print(Help.restore); return 0 }
         guard r.positionals.isEmpty else { throw UsageError("restore takes no arguments, got '\(r.positionals[0])'") }
-        let notes = try await DuckPrompt.restore(server: try CommonOptions.server(r))
+        let server = try CommonOptions.server(r)
+        let notes = try waitFor { try await DuckPrompt.restore(server: server) }
         if notes.isEmpty { print("nothing to restore: no prompt died while ducking") }
         for note in notes { print(note) }
         return 0
@@ -272,39 +274,68 @@ enum CLIErrors {
     static func print(_ error: DuckPromptError) { DuckPromptCLI.printError(error.message) }
 }
 
-/// Catches SIGINT/SIGTERM/SIGHUP with dispatch sources (the default action is ignored while
-/// trapped) and remembers the first one received.
+/// Catches SIGINT/SIGTERM/SIGHUP on a thread of its own and remembers the first one received.
+///
+/// Blocks them in the calling thread, and so in every thread started after it (libpulse's
+/// mainloop thread blocks all signals anyway), and waits for them with `sigwait`: create it
+/// before any other thread. A no-op handler replaces `SIG_IGN` (a parent's `nohup`, or a
+/// shell's background job), under which the kernel would discard them before `sigwait` sees
+/// them; it never runs while they are blocked.
 final class SignalTrap: @unchecked Sendable {
-    private var sources: [DispatchSourceSignal] = []
     private let lock = Lock()
     private var first: Int32?
-    private let queue = DispatchQueue(label: "duckprompt.signals")
+    private var handler: (@Sendable () -> Void)?
 
     init(_ signals: [Int32]) {
-        // A parent may have started us with these blocked (children of dispatch worker
-        // threads inherit their mask); unblock them so the dispatch sources see them.
         var set = sigset_t()
         sigemptyset(&set)
-        for sig in signals { sigaddset(&set, sig) }
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
         for sig in signals {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            sources.append(source)
+            sigaddset(&set, sig)
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in }
+            sigemptyset(&action.sa_mask)
+            sigaction(sig, &action, nil)
+        }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        let waited = set
+        startThread { [self] in
+            var set = waited
+            while true {
+                var sig: Int32 = 0
+                guard sigwait(&set, &sig) == 0 else { continue }
+                let handler = lock.withLock { () -> (@Sendable () -> Void)? in
+                    if first == nil { first = sig }
+                    return self.handler
+                }
+                handler?()
+            }
         }
     }
 
     var received: Int32? { lock.withLock { first } }
 
+    /// Calls `handler` on the trap's thread for every signal from now on (at once, if one came
+    /// already).
     func onSignal(_ handler: @escaping @Sendable () -> Void) {
-        for source in sources {
-            let sig = Int32(source.handle)
-            source.setEventHandler { [weak self] in
-                guard let self else { return }
-                self.lock.withLock { if self.first == nil { self.first = sig } }
-                handler()
-            }
-            source.resume()
+        let came = lock.withLock { () -> Bool in
+            self.handler = handler
+            return first != nil
         }
+        if came { handler() }
     }
 }
+
+/// Runs an async library call from the synchronous `main`: in a `Task`, while this thread waits.
+func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let outcome = Outcome<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { outcome.result = .success(try await body()) } catch { outcome.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try outcome.result!.get()
+}
+
+/// Where `waitFor`'s Task leaves its result (written before the semaphore is signalled).
+private final class Outcome<T>: @unchecked Sendable { var result: Result<T, any Error>? }

@@ -1,3 +1,3 @@
 import DuckPromptCLI
 import Glibc
-exit(await DuckPromptCLI.main(CommandLine.arguments))
+exit(DuckPromptCLI.main(CommandLine.arguments))

@@ -558,6 +558,16 @@ struct DevicesFromFixturesCLITests {
         #expect(routeJSON["reason"] is String)
     }
 
+    @Test("a directory or a missing file: exit 66 saying which")
+    func notAFile() throws {
+        let directory = try Binary.run(["devices", "--from", "/tmp"])
+        #expect(directory.status == 66)
+        #expect(directory.stderr == "duckprompt: /tmp: is a directory\n")
+        let missing = try Binary.run(["devices", "--from", "/nonexistent/dump.txt"])
+        #expect(missing.status == 66)
+        #expect(missing.stderr == "duckprompt: /nonexistent/dump.txt: no such file\n")
+    }
+
     @Test("input that is no dump: exit 65 naming the formats read")
     func notADump() throws {
         let run = try Binary.run(["devices", "--from", "/etc/hostname"])
