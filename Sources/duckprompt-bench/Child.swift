@@ -117,14 +117,19 @@ func pause(ms: Int) { Thread.sleep(forTimeInterval: Double(ms) / 1000) }
 /// The sound servers' processes, by `/proc/PID/comm`.
 let serverProcessNames: Set<String> = ["pipewire", "pipewire-pulse", "wireplumber", "pulseaudio"]
 
-/// CPU time so far of every process named in `names`: `utime + stime` of /proc/PID/stat, in
-/// clock ticks (`sysconf(_SC_CLK_TCK)` a second).
+/// CPU time so far of every process named in `names` that runs with this process's
+/// `XDG_RUNTIME_DIR` (the private servers `Scripts/sound-server` started, not a desktop's own):
+/// `utime + stime` of /proc/PID/stat, in clock ticks (`sysconf(_SC_CLK_TCK)` a second).
 func cpuTicks(of names: Set<String>) -> Int {
     guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
+    let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].map { Data("XDG_RUNTIME_DIR=\($0)\0".utf8) }
     var total = 0
     for pid in entries where pid.first?.isNumber == true {
         guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
               names.contains(comm.trimmingCharacters(in: .whitespacesAndNewlines)),
+              runtime.map({ mine in
+                  (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ")))?.range(of: mine) != nil
+              }) ?? true,
               let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { continue }
         // After "(comm)": state is field 3, utime 14, stime 15.

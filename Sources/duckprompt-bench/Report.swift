@@ -40,7 +40,9 @@ enum Report {
             + "(`MAX_MIX_CHANNELS`) and a stream beyond that never plays (paplay hangs, duckprompt exits 69), and "
             + "PipeWire 0.3.65 mixes at most 128 streams into one sink. Another client lists every sink-input's "
             + "volume back to back; ducked = every stream at its own volume − 20 dB, restored = every stream at its "
-            + "own volume exactly. The prompt's end is heard on `speaker.monitor` (20 ms fragments).",
+            + "own volume exactly. The prompt's end is heard on `speaker.monitor` (20 ms fragments). Each N begins, and each run follows, once the private servers have settled "
+            + "(two 250 ms windows under 75 % of a core; after a 300-stream prompt PipeWire's took 2–5 s). No other tool "
+            + "ducks, so figure 4 has no anchor: its targets are times after exec and after the prompt's end.",
         "- Figure 5: a 60 s 440 Hz stereo WAV; all tools play it at once (duckprompt with its default duck, so it "
             + "ducks the others), CPU = `ru_utime + ru_stime` of each child from `wait4`, peak RSS = the last `VmHWM` of its "
             + "/proc/PID/status, read every 20 ms while it runs (not `ru_maxrss`: a child of `posix_spawn` shares the "
