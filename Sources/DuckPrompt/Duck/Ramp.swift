@@ -73,9 +73,11 @@ public struct Ramp: Sendable, Equatable {
 /// Pure value type; the caller passes the time. Each step is due at its planned offset; steps
 /// are never skipped, and two are sent at least `minimumSpacingMs` apart, so that no 10 ms
 /// window (closed at both ends) holds more than 3 dB of steps however late the caller wakes.
-/// A late wake-up delays only the step it was for: the next one is still due at its own
-/// offset. (A ramp that waited a whole interval after every late step grew by about 1 ms a
-/// step: 40 ms over a 500 ms release.)
+/// A wake-up late by less than the interval minus that spacing (4 ms for 1 dB steps 10 ms
+/// apart) delays only the step it was for: the next one is still due at its own offset; later
+/// wake-ups stretch the ramp by the difference. (A ramp that waited a whole interval after
+/// every late step grew by about 1 ms a step: 40 ms over a 500 ms release.) The spacing holds
+/// for the sends; a server that stalls may apply queued steps closer together.
 public struct RampSchedule: Sendable {
     public let ramp: Ramp
     /// Index in `ramp.steps` of the next step to send.
