@@ -85,6 +85,8 @@ enum PlayCommand {
 
     /// `play FILE... [--say TEXT]...`, or `say TEXT...` (`say` true: positionals are texts).
     static func run(_ args: [String], say: Bool = false) throws -> Int32 {
+        // First, so that a signal during parsing is not lost (nor one a parent ignores).
+        let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
         let verb = say ? "say" : "play"
         let r = try scanner.scan(args, verb: verb)
         if r.has("help") { print(say ? Help.say : Help.play); return 0 }
@@ -163,7 +165,6 @@ enum PlayCommand {
         }
         let paths = files
 
-        let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
         let cancellation = PlayCancellation()
         signals.onSignal { cancellation.cancel() }
         do {
@@ -289,14 +290,16 @@ final class SignalTrap: @unchecked Sendable {
     init(_ signals: [Int32]) {
         var set = sigset_t()
         sigemptyset(&set)
+        for sig in signals { sigaddset(&set, sig) }
+        // Blocked first: a signal between the handler and the block would run the no-op
+        // handler and be lost.
+        pthread_sigmask(SIG_BLOCK, &set, nil)
         for sig in signals {
-            sigaddset(&set, sig)
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { _ in }
             sigemptyset(&action.sa_mask)
             sigaction(sig, &action, nil)
         }
-        pthread_sigmask(SIG_BLOCK, &set, nil)
         let waited = set
         startThread { [self] in
             var set = waited
