@@ -25,6 +25,25 @@ struct VolumeIntegrationTests {
         return try level(recorder.stop(), hertz: hertz)
     }
 
+    /// Sets the server's saved prompt volume back to 100 %, the way the test set it to 50 %: by
+    /// changing a playing prompt's volume. Without it the next test on this server (or a second
+    /// run) would hear its prompts 18 dB down.
+    static func resetSavedPromptVolume(_ file: String) {
+        do {
+            let prompt = try Background([duckpromptBinary, "play", "--duck", "0dB", file])
+            var index: Int? = nil
+            if try eventually({
+                index = try Pactl.sinkInputs().first { ($0["properties"] as? [String: Any])?["duckprompt.prompt"] != nil }?["index"] as? Int
+                return index != nil
+            }), let index {
+                try Pactl.call("set-sink-input-volume", "\(index)", "65536")
+            }
+            _ = prompt.wait(timeout: timeLimit(10))
+        } catch {
+            Issue.record("could not reset the saved prompt volume: \(error)")
+        }
+    }
+
     @Test("--volume -6dB plays 6 dB under the user's saved prompt volume, which stays as it was, also after kill -9")
     func relativeVolume() throws {
         try TestServer.requireServer()
@@ -37,6 +56,7 @@ struct VolumeIntegrationTests {
         let short = try TestAudio.sine("vol-short.wav", hertz: 1000, seconds: 0.8, channels: 1)
 
         // The user turns prompts down to 50 % while one plays (pavucontrol does the same).
+        defer { Self.resetSavedPromptVolume(long) }
         let first = try Background([duckpromptBinary, "play", "--duck", "0dB", long])
         var index: Int? = nil
         #expect(try eventually {

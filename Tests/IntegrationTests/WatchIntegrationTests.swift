@@ -46,7 +46,13 @@ struct WatchIntegrationTests {
 
         let t0 = Date()
         try Pactl.call("set-default-sink", bt)
-        let changed = try Self.line(from: watch, after: seen) { $0["event"] as? String == "default-changed" }
+        let changed: (json: [String: Any], seconds: Double, count: Int)
+        do {
+            changed = try Self.line(from: watch, after: seen) { $0["event"] as? String == "default-changed" }
+        } catch {
+            // Tells a watcher that missed the change from a server that never made it.
+            throw TestFailure("\(error)\nthe server's default sink is now \((try? Pactl.defaultSink()) ?? "unknown")")
+        }
         seen = changed.count
         let defaultSeconds = Date().timeIntervalSince(t0)
         #expect(defaultSeconds <= 0.2, "default-changed after \(defaultSeconds) s")
