@@ -163,7 +163,7 @@ public enum DuckPrompt {
     }
 
     /// The sink a prompt asks for when none is named: `PULSE_SINK`, as libpulse clients honour it.
-    public static func defaultRequest(environment: [String: String] = ProcessInfo.processInfo.environment) -> DeviceRequest? {
+    public static func defaultRequest(environment: [String: String] = Environment.values("PULSE_SINK")) -> DeviceRequest? {
         guard let name = environment["PULSE_SINK"], !name.isEmpty else { return nil }
         return DeviceRequest(parsing: name)
     }
@@ -438,7 +438,7 @@ public enum DuckPrompt {
         let notes = Recovery.recoverOrphans(store: store, server: server)
         // Only a duck on this same server can be taken over (another is left for its owner,
         // or restored once its owner is gone).
-        let runtimeDir = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"]
+        let runtimeDir = Environment.value("XDG_RUNTIME_DIR")
         let handed = store.takeHandover().flatMap { $0.server == server.server && $0.runtimeDir == runtimeDir ? $0 : nil }
 
         // Started before the queue; a server that went away while this prompt waited its turn

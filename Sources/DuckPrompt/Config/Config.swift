@@ -128,7 +128,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
     /// The config file's path for an environment: `$XDG_CONFIG_HOME/duckprompt/config.json`
     /// when `XDG_CONFIG_HOME` is an absolute path (the XDG rule: a relative one is ignored),
     /// else `$HOME/.config/duckprompt/config.json`; nil when neither is set.
-    public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    public static func path(environment: [String: String] = Environment.values("XDG_CONFIG_HOME", "HOME")) -> String? {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
             return (xdg.hasSuffix("/") ? String(xdg.dropLast()) : xdg) + "/duckprompt/config.json"
         }
@@ -146,7 +146,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
     ///   is not JSON, or holds an unknown key or a bad value; the message names the file and key.
     ///
     /// Reads the file with `stat`, `FileManager` and `JSONDecoder`; safe from any thread.
-    public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> DuckPromptConfig {
+    public static func load(environment: [String: String] = Environment.values("XDG_CONFIG_HOME", "HOME", "DUCKPROMPT_DEVICE")) throws -> DuckPromptConfig {
         var config = DuckPromptConfig()
         if let path = path(environment: environment) {
             var status = stat()

@@ -94,7 +94,7 @@ public struct DuckJournal: Sendable, Equatable, Codable {
     ///   - serverName: `pa_server_info.server_name`.
     /// - Throws: `DuckPromptError(.internal)` when `/proc/self/stat` cannot be read.
     public static func forCurrentProcess(plan: DuckPlan, server: String?,
-                                         runtimeDir: String? = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"],
+                                         runtimeDir: String? = Environment.value("XDG_RUNTIME_DIR"),
                                          serverName: String) throws -> DuckJournal {
         let pid = getpid()
         guard let start = processStart(of: pid) else {
@@ -381,7 +381,7 @@ public final class JournalStore: Sendable {
     static let maxJournalBytes = 1 << 20
 
     /// Opens the store of the environment's `XDG_RUNTIME_DIR` (see `init(runtimeDir:pid:)`).
-    public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment,
+    public convenience init(environment: [String: String] = Environment.values("XDG_RUNTIME_DIR"),
                             pid: Int32 = getpid()) throws {
         try self.init(runtimeDir: environment["XDG_RUNTIME_DIR"], pid: pid)
     }

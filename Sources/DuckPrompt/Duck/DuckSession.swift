@@ -38,7 +38,7 @@ final class DuckSession: @unchecked Sendable {
     deinit { if subscribed { connection.unsubscribe() } }
 
     /// `DUCKPROMPT_DEBUG=1` traces events and actions on stderr.
-    private static let debug = ProcessInfo.processInfo.environment["DUCKPROMPT_DEBUG"] != nil
+    private static let debug = Environment.value("DUCKPROMPT_DEBUG") != nil
     private func trace(_ text: @autoclosure () -> String) {
         if Self.debug { StandardStreams.writeError("duckprompt[debug]: \(text())\n") }
     }

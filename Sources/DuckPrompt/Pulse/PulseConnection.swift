@@ -134,9 +134,8 @@ final class PulseConnection: @unchecked Sendable {
 
     static func describe(server: String?) -> String {
         if let server, !server.isEmpty { return server }
-        let env = ProcessInfo.processInfo.environment
-        if let s = env["PULSE_SERVER"], !s.isEmpty { return s }
-        if let dir = env["XDG_RUNTIME_DIR"], !dir.isEmpty { return "unix:\(dir)/pulse/native" }
+        if let s = Environment.value("PULSE_SERVER"), !s.isEmpty { return s }
+        if let dir = Environment.value("XDG_RUNTIME_DIR"), !dir.isEmpty { return "unix:\(dir)/pulse/native" }
         return "the default server"
     }
 
