@@ -141,8 +141,8 @@ public final class RuntimeLock: @unchecked Sendable {
             }
         }
         let text = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        _ = ftruncate(fd, off_t(text.count))  // after the write: see `Ticket.write(playing:)`
         return true
     }
 
