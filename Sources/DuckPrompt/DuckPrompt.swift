@@ -264,7 +264,9 @@ public enum DuckPrompt {
     /// Stop by ending the iteration (or cancelling the consuming Task): the subscription and
     /// the connection close. The stream ends with an error when the connection fails or is lost.
     /// libpulse: `pa_context_subscribe` (sink, sink-input, card, server events), then a fresh
-    /// snapshot per batch of events.
+    /// snapshot per batch of events; on PipeWire also `pa_context_get_server_info` after each
+    /// `defaultCheckInterval` (100 ms) without events, since pipewire-pulse 0.3.65 does not
+    /// always announce a new default sink.
     public static func watchDevices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
                                     server: ServerOptions = ServerOptions()) -> AsyncThrowingStream<DeviceUpdate, Error> {
         let control = InterruptControl()
@@ -284,8 +286,25 @@ public enum DuckPrompt {
                     }
                     var listing = try look()
                     continuation.yield(DeviceUpdate(listing: listing, changes: []))
+                    // pipewire-pulse 0.3.65 does not always tell of a default sink change: twice
+                    // in CI, `pactl get-default-sink` named the new sink while no event came for
+                    // 3 s. On PipeWire the default is also asked for after each quiet interval.
+                    let checkDefault = listing.serverName.contains("PipeWire")
                     while true {
-                        let events = try connection.withLock { try connection.nextEventsLocked(inbox) }
+                        let waited = try connection.withLock {
+                            try checkDefault
+                                ? connection.nextEventsLocked(inbox, until: ContinuousClock.now + Self.defaultCheckInterval)
+                                : connection.nextEventsLocked(inbox)
+                        }
+                        guard let events = waited else {
+                            if try connection.serverInfo().defaultSinkName != listing.snapshot.defaultSinkName {
+                                let next = try look()
+                                let changes = DeviceChange.between(listing, next)
+                                listing = next
+                                if !changes.isEmpty { continuation.yield(DeviceUpdate(listing: next, changes: changes)) }
+                            }
+                            continue
+                        }
                         if events.isEmpty { break }
                         if events.allSatisfy(Self.isVolumeChurn) {
                             // A duck ramp changes sink-inputs up to 100 times a second: such
@@ -314,6 +333,11 @@ public enum DuckPrompt {
             }
         }
     }
+
+    /// How long `watchDevices` waits for an event on PipeWire before it asks for the default
+    /// sink itself (one `pa_context_get_server_info`): a change the server did not announce is
+    /// reported this late at most.
+    static let defaultCheckInterval: Duration = .milliseconds(100)
 
     /// From this many streams to duck, the prompt's stream is connected before the attack
     /// rather than during it.
@@ -476,7 +500,8 @@ public enum DuckPrompt {
             props[PulseConnection.mediaNameKey] = options.properties[PulseConnection.mediaNameKey] ?? source.name
             return try PromptStream(connection: connection, rate: source.rate, channels: source.channels,
                                     sinkName: route.sink.name, properties: props, volume: nil,
-                                    latencyMs: options.latencyMs, corked: corked, pull: source.read)
+                                    latencyMs: options.latencyMs, corked: corked,
+                                    format: source.streamFormat, pull: source.read)
         }
         // A sleeping device gets the stream at once, silence first: it wakes during the
         // pre-roll, which overlaps the attack (the first sample comes after both).

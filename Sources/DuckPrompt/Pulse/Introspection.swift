@@ -74,6 +74,30 @@ extension PulseConnection {
 }
 
 extension PulseConnection {
+    /// The server info alone, in one round trip; call without the lock.
+    /// - Throws: `.unavailable` when the connection is lost.
+    /// libpulse: `pa_context_get_server_info`.
+    func serverInfo() throws -> ServerInfo {
+        let server = ServerInfoBox(mainloop: mainloop)
+        try withExtendedLifetime(server) {
+            try withLock {
+                let op = pa_context_get_server_info(context, { _, info, userdata in
+                    let box = Unmanaged<ServerInfoBox>.fromOpaque(userdata!).takeUnretainedValue()
+                    if let info {
+                        box.defaultSinkName = info.pointee.default_sink_name.map { String(cString: $0) }
+                            .flatMap { $0 == "@DEFAULT_SINK@" || $0.isEmpty ? nil : $0 }
+                        box.serverName = info.pointee.server_name.map { String(cString: $0) } ?? ""
+                        box.serverVersion = info.pointee.server_version.map { String(cString: $0) } ?? ""
+                    }
+                    pa_threaded_mainloop_signal(box.mainloop, 0)
+                }, Unmanaged.passUnretained(server).toOpaque())
+                try waitLocked(for: op, what: "reading server info")
+            }
+        }
+        return ServerInfo(defaultSinkName: server.defaultSinkName, serverName: server.serverName,
+                          serverVersion: server.serverVersion)
+    }
+
     /// Asks for every sink-input's info, collected in `box`; lock held.
     /// `pa_context_get_sink_input_info_list`.
     private func requestSinkInputsLocked(into box: ListBox<SinkInput>) -> OpaquePointer? {

@@ -105,4 +105,21 @@ extension PulseConnection {
         defer { inbox.events.removeAll() }
         return inbox.events
     }
+
+    /// `nextEventsLocked`, but nil when `deadline` passes before an event comes.
+    /// - Throws: `.unavailable` when the connection is lost.
+    func nextEventsLocked(_ inbox: EventInbox, until deadline: ContinuousClock.Instant) throws -> [ServerEvent]? {
+        try withWakeupLocked(at: deadline) {
+            while inbox.events.isEmpty {
+                if interrupted { return [] }
+                guard isAliveLocked else {
+                    throw DuckPromptError(.unavailable, "lost the connection to the sound server at \(serverDescription)")
+                }
+                if ContinuousClock.now >= deadline { return nil }
+                waitLocked()
+            }
+            defer { inbox.events.removeAll() }
+            return inbox.events
+        }
+    }
 }
