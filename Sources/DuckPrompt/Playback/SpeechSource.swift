@@ -299,6 +299,9 @@ private final class Espeak: @unchecked Sendable {
 }
 
 extension SpeechSource: PromptSource {
+    /// espeak-ng synthesises 16-bit samples: `.s16le`.
+    public var streamFormat: StreamSampleFormat { .s16le }
+
     /// The text in quotes (used as `media.name`), shortened to 60 characters.
     public var name: String {
         let short = text.count > 60 ? String(text.prefix(57)) + "..." : text

@@ -10,18 +10,22 @@ private final class StreamBox: @unchecked Sendable {
     let mainloop: OpaquePointer
     let pull: FramePuller
     let channels: Int
+    let format: StreamSampleFormat
+    /// For `.s16le`: the float frames pulled before they are converted (loop thread only).
+    var floats: [Float] = []
     var stream: OpaquePointer?
     var reachedEnd = false
     var drained = false
     var framesWritten: Int64 = 0
-    init(mainloop: OpaquePointer, channels: Int, pull: @escaping FramePuller) {
+    init(mainloop: OpaquePointer, channels: Int, format: StreamSampleFormat, pull: @escaping FramePuller) {
         self.mainloop = mainloop
         self.channels = channels
+        self.format = format
         self.pull = pull
     }
 }
 
-/// The prompt's playback stream: float32 at the source's rate and channel count, connected
+/// The prompt's playback stream: s16 or float32 at the source's rate and channel count, connected
 /// corked to one sink with a small buffer, fed from a `FramePuller` on the loop thread, and
 /// drained so that its last sample is heard before it ends.
 ///
@@ -53,14 +57,16 @@ final class PromptStream: @unchecked Sendable {
     ///   - latencyMs: target buffer (`pa_buffer_attr.tlength`) in ms, with the server's default
     ///     `minreq` (as `paplay --latency-msec`); nil: `defaultBuffer`.
     ///   - corked: connect with `PA_STREAM_START_CORKED` (default) and wait for `start()`.
+    ///   - format: the stream's sample format; `pull` hands out floats either way, which are
+    ///     converted (× 32768, rounded, clamped) for `.s16le`.
     /// - Throws: `.internal` when libpulse refuses the sample spec or the connection.
     init(connection: PulseConnection, rate: Int, channels: Int, sinkName: String,
          properties: [String: String], volume: Decibels?, latencyMs: Int?, corked: Bool = true,
-         pull: @escaping FramePuller) throws {
+         format: StreamSampleFormat = .float32le, pull: @escaping FramePuller) throws {
         self.connection = connection
-        box = StreamBox(mainloop: connection.mainloop, channels: channels, pull: pull)
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate),
-                                  channels: UInt8(channels))
+        box = StreamBox(mainloop: connection.mainloop, channels: channels, format: format, pull: pull)
+        var spec = pa_sample_spec(format: format == .s16le ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE,
+                                  rate: UInt32(rate), channels: UInt8(channels))
         guard pa_sample_spec_valid(&spec) != 0 else {
             throw DuckPromptError(.unsupportedData,
                 "\(rate) Hz with \(channels) channels is not a sample format the server accepts")
@@ -116,14 +122,22 @@ final class PromptStream: @unchecked Sendable {
     /// The write callback's body, on the loop thread: pull frames, write, drain at the end.
     private static func fill(_ stream: OpaquePointer, requested: Int, box: StreamBox) {
         guard !box.reachedEnd else { return }
-        let frameBytes = box.channels * MemoryLayout<Float>.size
+        let frameBytes = box.channels * (box.format == .s16le ? MemoryLayout<Int16>.size : MemoryLayout<Float>.size)
         var remaining = requested
         while remaining >= frameBytes {
             var data: UnsafeMutableRawPointer? = nil
             var size = remaining
             guard pa_stream_begin_write(stream, &data, &size) >= 0, let data, size >= frameBytes else { return }
-            let frames = box.pull(data.bindMemory(to: Float.self, capacity: size / 4),
-                                  size / frameBytes)
+            let frames: Int
+            switch box.format {
+            case .float32le:
+                frames = box.pull(data.bindMemory(to: Float.self, capacity: size / 4), size / frameBytes)
+            case .s16le:
+                let samples = size / frameBytes * box.channels
+                if box.floats.count < samples { box.floats = [Float](repeating: 0, count: samples) }
+                frames = box.floats.withUnsafeMutableBufferPointer { box.pull($0.baseAddress!, size / frameBytes) }
+                Self.convert(box.floats, count: frames * box.channels, to: data.bindMemory(to: Int16.self, capacity: samples))
+            }
             if frames == 0 {
                 pa_stream_cancel_write(stream)
                 box.reachedEnd = true
@@ -138,6 +152,14 @@ final class PromptStream: @unchecked Sendable {
             pa_stream_write(stream, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
             box.framesWritten += Int64(frames)
             remaining -= frames * frameBytes
+        }
+    }
+
+    /// Float samples in -1 … 1 to s16: × 32768, rounded, clamped to -32768 … 32767. Exact for
+    /// floats that were 16-bit samples / 32768.
+    static func convert(_ floats: [Float], count: Int, to out: UnsafeMutablePointer<Int16>) {
+        for i in 0..<count {
+            out[i] = Int16(clamping: Int((floats[i] * 32768).rounded()))
         }
     }
 
