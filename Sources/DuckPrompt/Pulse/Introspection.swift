@@ -46,17 +46,7 @@ extension PulseConnection {
                     if let info { box.items.append(Sink(info.pointee)) }
                 }, Unmanaged.passUnretained(sinks).toOpaque())
                 let op2 = requestSinkInputsLocked(into: inputs)
-                let op3 = pa_context_get_server_info(context, { _, info, userdata in
-                    let box = Unmanaged<ServerInfoBox>.fromOpaque(userdata!).takeUnretainedValue()
-                    if let info {
-                        // pipewire-pulse names the literal "@DEFAULT_SINK@" while no default is chosen.
-                        box.defaultSinkName = info.pointee.default_sink_name.map { String(cString: $0) }
-                            .flatMap { $0 == "@DEFAULT_SINK@" || $0.isEmpty ? nil : $0 }
-                        box.serverName = info.pointee.server_name.map { String(cString: $0) } ?? ""
-                        box.serverVersion = info.pointee.server_version.map { String(cString: $0) } ?? ""
-                    }
-                    pa_threaded_mainloop_signal(box.mainloop, 0)
-                }, Unmanaged.passUnretained(server).toOpaque())
+                let op3 = requestServerInfoLocked(into: server)
                 try waitLocked(for: op1, what: "listing sinks")
                 try waitLocked(for: op2, what: "listing sink-inputs")
                 try waitLocked(for: op3, what: "reading server info")
@@ -81,21 +71,26 @@ extension PulseConnection {
         let server = ServerInfoBox(mainloop: mainloop)
         try withExtendedLifetime(server) {
             try withLock {
-                let op = pa_context_get_server_info(context, { _, info, userdata in
-                    let box = Unmanaged<ServerInfoBox>.fromOpaque(userdata!).takeUnretainedValue()
-                    if let info {
-                        box.defaultSinkName = info.pointee.default_sink_name.map { String(cString: $0) }
-                            .flatMap { $0 == "@DEFAULT_SINK@" || $0.isEmpty ? nil : $0 }
-                        box.serverName = info.pointee.server_name.map { String(cString: $0) } ?? ""
-                        box.serverVersion = info.pointee.server_version.map { String(cString: $0) } ?? ""
-                    }
-                    pa_threaded_mainloop_signal(box.mainloop, 0)
-                }, Unmanaged.passUnretained(server).toOpaque())
-                try waitLocked(for: op, what: "reading server info")
+                try waitLocked(for: requestServerInfoLocked(into: server), what: "reading server info")
             }
         }
         return ServerInfo(defaultSinkName: server.defaultSinkName, serverName: server.serverName,
                           serverVersion: server.serverVersion)
+    }
+
+    /// Asks for the server info, collected in `box`; lock held. `pa_context_get_server_info`.
+    private func requestServerInfoLocked(into box: ServerInfoBox) -> OpaquePointer? {
+        pa_context_get_server_info(context, { _, info, userdata in
+            let box = Unmanaged<ServerInfoBox>.fromOpaque(userdata!).takeUnretainedValue()
+            if let info {
+                // pipewire-pulse names the literal "@DEFAULT_SINK@" while no default is chosen.
+                box.defaultSinkName = info.pointee.default_sink_name.map { String(cString: $0) }
+                    .flatMap { $0 == "@DEFAULT_SINK@" || $0.isEmpty ? nil : $0 }
+                box.serverName = info.pointee.server_name.map { String(cString: $0) } ?? ""
+                box.serverVersion = info.pointee.server_version.map { String(cString: $0) } ?? ""
+            }
+            pa_threaded_mainloop_signal(box.mainloop, 0)
+        }, Unmanaged.passUnretained(box).toOpaque())
     }
 
     /// Asks for every sink-input's info, collected in `box`; lock held.
