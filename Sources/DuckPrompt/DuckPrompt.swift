@@ -111,6 +111,16 @@ public struct PlayReport: Sendable {
     public var preRollMs: Int = 0
 }
 
+/// What `DuckPrompt.restore` did.
+public struct RestoreReport: Sendable {
+    /// One line per journal handled: what was restored, or why it was kept. Empty when no
+    /// prompt died while ducking.
+    public var notes: [String]
+    /// Paths of the journals kept because their server could not be reached or did not
+    /// confirm every write (`duckprompt restore` then exits 69).
+    public var kept: [String]
+}
+
 /// A server's sinks, each classified, and where a prompt would go now.
 public struct DeviceListing: Sendable {
     /// Sinks, sink-inputs and default sink as read from the server.
@@ -186,14 +196,19 @@ public enum DuckPrompt {
     /// their own volume, saved volumes they left ducked are repaired, and the journals are
     /// removed. Waits while a prompt is playing (it holds the duck lock).
     ///
-    /// - Returns: one line per journal handled; empty when there was nothing to do.
+    /// A journal is removed only once every volume it names was confirmed restored; when its
+    /// server does not answer (killed, restarting, stalled), it is kept for the next try.
+    ///
+    /// - Returns: one line per journal handled (empty when there was nothing to do), and the
+    ///   journals kept.
     /// - Throws: `.internal` when the journal directory is unsafe (a symlink, another owner).
-    public static func restore(server: ServerOptions = ServerOptions()) async throws -> [String] {
+    public static func restore(server: ServerOptions = ServerOptions()) async throws -> RestoreReport {
         try await runBlocking(InterruptControl()) { control in
             let store = try JournalStore()
             let lock = try RuntimeLock.acquire(in: store, timeout: nil, cancelled: { control.isCancelled })
             defer { lock.release() }
-            return Recovery.recoverOrphans(store: store, server: server)
+            let outcome = Recovery.recoverOrphans(store: store, server: server)
+            return RestoreReport(notes: outcome.notes, kept: outcome.kept)
         }
     }
 
@@ -201,7 +216,7 @@ public enum DuckPrompt {
     static func recoverInPassing(server: ServerOptions) -> [String] {
         guard let store = try? JournalStore(), let lock = try? RuntimeLock.tryAcquire(in: store) else { return [] }
         defer { lock.release() }
-        return Recovery.recoverOrphans(store: store, server: server)
+        return Recovery.recoverOrphans(store: store, server: server).notes
     }
 
     /// Lists and classifies the server's sinks and routes a prompt, without playing anything.
@@ -339,6 +354,12 @@ public enum DuckPrompt {
     /// reported this late at most.
     static let defaultCheckInterval: Duration = .milliseconds(100)
 
+    /// The end of an error message when a prompt's duck could not be confirmed restored.
+    static func keptJournalNote(_ path: String) -> String {
+        "; what it ducked is journaled in \(path) and is restored by the next duckprompt "
+            + "command, or `duckprompt restore`, once the server answers"
+    }
+
     /// From this many streams to duck, the prompt's stream is connected before the attack
     /// rather than during it.
     static let busyDesktopStreams = 32
@@ -459,7 +480,7 @@ public enum DuckPrompt {
         // A newer prompt that interrupts this one says so in the queue.
         let watcher = StopWatcher(ticket: ticket, control: control)
         defer { watcher.cancel() }
-        let notes = Recovery.recoverOrphans(store: store, server: server)
+        let notes = Recovery.recoverOrphans(store: store, server: server).notes
         // Only a duck on this same server can be taken over (another is left for its owner,
         // or restored once its owner is gone).
         let runtimeDir = Environment.value("XDG_RUNTIME_DIR")
@@ -570,30 +591,52 @@ public enum DuckPrompt {
         } catch {
             restoreSlot()
             _ = try? session.run(toGain: 0, durationMs: options.releaseMs)
-            session.finish()
+            // The server died or stalled (or refused the stream): what is not confirmed
+            // restored stays journaled for the next duckprompt or `duckprompt restore`.
+            if !session.finish(), let journal = session.journal, let failure = error as? DuckPromptError {
+                throw DuckPromptError(failure.code, failure.message + Self.keptJournalNote(journal.path))
+            }
             throw error
         }
-        if !finished, let reason = control.stopReason {
-            // Interrupted by a newer prompt: it takes the duck over where it is.
+        let report = PlayReport(route: route, duckedStreams: session.touched.sorted(),
+                                framesPlayed: streams.reduce(0) { $0 + $1.framesWritten }, recoveryNotes: notes,
+                                preRollMs: preRoll)
+        // Interrupted by a newer prompt, or played whole while another waits its turn: the next
+        // prompt takes the duck over where it is, so that the music does not come back up
+        // between the two (the duck is released after the last prompt of a run).
+        let interruption = finished ? nil : control.stopReason
+        if interruption != nil || (finished && anotherPromptWaits(store: store, ticket: ticket)) {
             switch handOver(session, store: store, ticket: ticket, lock: lock) {
-            case .handedOver: throw DuckPromptError(.dropped, "prompt \(reason)")
+            case .handedOver:
+                if let interruption { throw DuckPromptError(.dropped, "prompt \(interruption)") }
+                return report
             case .reclaimed(let again): reclaimed = again
             case .kept: break
             }
         }
         _ = try? session.run(toGain: 0, durationMs: options.releaseMs)
-        session.finish()
+        if !session.finish(), let journal = session.journal {
+            // The server went away during the release.
+            throw DuckPromptError(.unavailable, "the sound server at \(connection.serverDescription) went away "
+                + "before every volume was restored" + Self.keptJournalNote(journal.path))
+        }
         guard finished else {
             if let reason = control.stopReason { throw DuckPromptError(.dropped, "prompt \(reason)") }
             throw CancellationError()
         }
-        return PlayReport(route: route, duckedStreams: session.touched.sorted(),
-                          framesPlayed: streams.reduce(0) { $0 + $1.framesWritten }, recoveryNotes: notes,
-                          preRollMs: preRoll)
+        return report
     }
 }
 
-/// What became of an interrupted prompt's duck (`handOver`).
+/// Whether a prompt other than `ticket`'s is in the queue (waiting its turn): then the duck is
+/// handed over to it rather than released.
+private func anotherPromptWaits(store: JournalStore, ticket: Ticket) -> Bool {
+    let queue = PromptQueue(store: store)
+    let live = (try? queue.withQueueLock { _ in try queue.liveTickets() }) ?? []
+    return live.contains { $0.seq != ticket.seq }
+}
+
+/// What became of a duck handed over (`handOver`).
 private enum Handover {
     /// The next prompt adopted it (or will find it).
     case handedOver
@@ -603,10 +646,10 @@ private enum Handover {
     case kept
 }
 
-/// Hands an interrupted prompt's duck to the prompt that interrupted it: writes
-/// `handover.json`, leaves the queue, releases the `RuntimeLock`, and waits until the next
-/// prompt adopts it (that one removes the file). When no prompt is left in the queue to adopt
-/// it, takes it back with the lock.
+/// Hands a prompt's duck to the next prompt (the one that interrupted it, or the next one
+/// waiting its turn): writes `handover.json`, leaves the queue, releases the `RuntimeLock`, and
+/// waits until the next prompt adopts it (that one removes the file). When no prompt is left in
+/// the queue to adopt it, takes it back with the lock.
 private func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticket,
                       lock: RuntimeLock) -> Handover {
     guard (try? session.handOver()) == true else { return .kept }

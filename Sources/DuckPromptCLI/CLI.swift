@@ -264,9 +264,14 @@ enum RestoreCommand {
         if r.has("help") { print(Help.restore); return 0 }
         guard r.positionals.isEmpty else { throw UsageError("restore takes no arguments, got '\(r.positionals[0])'") }
         let server = try CommonOptions.server(r)
-        let notes = try waitFor { try await DuckPrompt.restore(server: server) }
-        if notes.isEmpty { print("nothing to restore: no prompt died while ducking") }
-        for note in notes { print(note) }
+        let report = try waitFor { try await DuckPrompt.restore(server: server) }
+        if report.notes.isEmpty { print("nothing to restore: no prompt died while ducking") }
+        for note in report.notes { print(note) }
+        guard report.kept.isEmpty else {
+            DuckPromptCLI.printError("could not restore \(report.kept.count) journal\(report.kept.count == 1 ? "" : "s") "
+                + "(kept: \(report.kept.joined(separator: ", "))); run `duckprompt restore` again once the server answers")
+            return DuckPromptError(.unavailable, "").exitCode
+        }
         return 0
     }
 }

@@ -64,6 +64,99 @@ struct DuckPlanEventTests {
         #expect(zip(restored.values, [30000, 30000]).allSatisfy { abs(Int($0) - Int($1)) <= 2 }, "\(restored)")
     }
 
+    /// A user's change that the server applied between two of our ramp writes, in both
+    /// directions: the info answers arrive in the order the server sent them.
+    struct RaceCase: Sendable, CustomStringConvertible {
+        var name: String
+        /// The ramp (attack to -20 dB, or release from -20 dB).
+        var from: Double, to: Double
+        /// After which step the user's change lands; how many of our writes were in flight then
+        /// (sent before we saw it) and come back after it.
+        var step: Int, inFlight: Int
+        var description: String { name }
+    }
+
+    static let races: [RaceCase] = [
+        RaceCase(name: "release, change seen, no write in flight", from: -20, to: 0, step: 20, inFlight: 0),
+        RaceCase(name: "release, one write lands after the change", from: -20, to: 0, step: 20, inFlight: 1),
+        RaceCase(name: "release, three writes land after it", from: -20, to: 0, step: 30, inFlight: 3),
+        RaceCase(name: "release, the last step lands after it", from: -20, to: 0, step: 48, inFlight: 1),
+        RaceCase(name: "attack, one write lands after the change", from: 0, to: -20, step: 8, inFlight: 1),
+        RaceCase(name: "attack, two writes land after it", from: 0, to: -20, step: 12, inFlight: 2),
+    ]
+
+    @Test("a user's change overtaken by our writes in flight is written again and kept, bit for bit", arguments: races)
+    func userChangeOvertaken(_ race: RaceCase) throws {
+        let original = ChannelVolumes([45000, 52000])
+        let user = ChannelVolumes([30000, 20000])
+        var plan = DuckPlan(inputs: [Self.input(1, original.values, app: "a")], depth: -20)
+        _ = plan.apply(gain: race.from)
+        let steps = Ramp(from: race.from, to: race.to, durationMs: race.from < race.to ? 500 : 200).steps
+        var sent: [ChannelVolumes] = []
+        var written: [ChannelVolumes] = []
+        // Our writes up to the change come back before it.
+        for step in steps.prefix(race.step) { sent += Self.volumes(plan.apply(gain: step.gain)).values }
+        for volume in sent { _ = plan.changed(Self.input(1, volume.values, app: "a"), now: Self.t0 + .seconds(5)) }
+        // `inFlight` more writes go out before we hear of the change; the server applies the
+        // user's first, then ours.
+        var late: [ChannelVolumes] = []
+        for step in steps.dropFirst(race.step).prefix(race.inFlight) {
+            late += Self.volumes(plan.apply(gain: step.gain)).values
+        }
+        let gainAtChange = plan.gain
+        #expect(plan.changed(Self.input(1, user.values, app: "a"), now: Self.t0 + .seconds(5)).isEmpty,
+                "the change itself writes nothing")
+        for volume in late {
+            written += Self.volumes(plan.changed(Self.input(1, volume.values, app: "a"), now: Self.t0 + .seconds(5))).values
+        }
+        if race.inFlight > 0 {
+            // Written again: the user's level at the gain they set it at, or the own volume
+            // derived from it at the gain the duck is at now.
+            let again = try #require(written.last, "the overtaken change was not written again")
+            let expected = plan.gain == gainAtChange ? user : VolumeMath.scale(VolumeMath.unscale(user, by: gainAtChange), by: plan.gain)
+            #expect(again == expected)
+            _ = plan.changed(Self.input(1, again.values, app: "a"), now: Self.t0 + .seconds(5))
+        } else {
+            #expect(written.isEmpty)
+        }
+        // The rest of the ramp, then the release: the own volume derived from the user's value.
+        for step in steps.dropFirst(race.step + race.inFlight) { _ = plan.apply(gain: step.gain) }
+        let final = try #require(Self.volumes(plan.release())[1] ?? plan.entries.first?.current)
+        let own = gainAtChange == 0 ? user : VolumeMath.unscale(user, by: gainAtChange)
+        #expect(plan.entries[0].original == own, "own volume \(plan.entries[0].original), expected \(own)")
+        #expect(final == own || plan.entries[0].current == own, "ends at \(final), expected \(own)")
+        #expect(final != original, "the user's change was lost")
+    }
+
+    @Test("a read sent just before our write shows the state before it: not a change, in both directions")
+    func readBeforeWriteIsNotAChange() {
+        var plan = DuckPlan(inputs: [Self.input(1, [45000, 52000], app: "a")], depth: -20)
+        var previous = ChannelVolumes([45000, 52000])
+        for step in Ramp(from: 0, to: -20, durationMs: 200).steps + Ramp(from: -20, to: 0, durationMs: 500).steps {
+            let written = Self.volumes(plan.apply(gain: step.gain)).values
+            // The read shows the state before the write, then the write comes back.
+            #expect(plan.changed(Self.input(1, previous.values, app: "a"), now: Self.t0 + .seconds(5)).isEmpty)
+            for volume in written {
+                #expect(plan.changed(Self.input(1, volume.values, app: "a"), now: Self.t0 + .seconds(5)).isEmpty)
+                previous = volume
+            }
+        }
+        #expect(plan.entries[0].original == ChannelVolumes([45000, 52000]), "taken for a user's change")
+        #expect(plan.entries[0].current == ChannelVolumes([45000, 52000]))
+    }
+
+    @Test("a user's change seen at the gain it is still at is kept exactly, not rescaled")
+    func userChangeExactAtSameGain() {
+        var plan = DuckPlan(inputs: [Self.input(1, [45000, 52000], app: "a")], depth: -20)
+        _ = plan.apply(gain: -20)
+        let inFlight = Self.volumes(plan.apply(gain: -20.0)).values   // nothing new: same gain
+        #expect(inFlight.isEmpty)
+        #expect(plan.changed(Self.input(1, [12345, 23456], app: "a"), now: Self.t0 + .seconds(5)).isEmpty)
+        // A later step at the same gain (a handover adopting it) writes the user's value as is.
+        #expect(Self.volumes(plan.apply(gain: -20))[1] == nil, "the user's exact level is not rewritten")
+        #expect(plan.entries[0].current == ChannelVolumes([12345, 23456]))
+    }
+
     @Test("a stream that appears during the duck is ducked at once and restored to its own volume")
     func newStreamDucked() {
         var plan = DuckPlan(inputs: [], depth: -20)

@@ -212,11 +212,16 @@ public struct DuckJournal: Sendable, Equatable, Codable {
     ///   ducked volume), and every `ended` stream: `.repairSaved` with the original — unless a
     ///   stream restored above shares the saved volume (the server saves that one), or the same
     ///   key was already repaired.
+    /// - A live stream not in the journal that shares the saved volume of a journaled or
+    ///   ended one and is at a level the duck could have written over that one's original (it
+    ///   started at the ducked volume the server saved: after the owner died, or after a server
+    ///   restart): `.setVolume` to that original, and no repair for the key.
     public func restoreActions(live: [SinkInput]) -> [DuckAction] {
         let byIndex = Dictionary(live.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
         var actions: [DuckAction] = []
         var restoredKeys: [RestoreKey] = []
         var repairs: [Ended] = []
+        var handled = Set(streams.map(\.index))
         for stream in streams {
             if let input = byIndex[stream.index], RestoreKey(input) == stream.key {
                 if input.volume.values.count == stream.original.values.count,
@@ -226,6 +231,20 @@ public struct DuckJournal: Sendable, Equatable, Codable {
                 }
             } else {
                 repairs.append(Ended(key: stream.key, original: stream.original))
+            }
+        }
+        // A stream that started since, at the ducked volume the server saved for the key of a
+        // journaled one (the owner died, or the server was restarted and the player
+        // reconnected): its own volume back, which the server saves, so no repair is needed for
+        // that key.
+        for gone in streams.map({ Ended(key: $0.key, original: $0.original) }) + ended {
+            for input in live where !handled.contains(input.index) && input.hasVolume
+                && RestoreKey(input).sharesSavedVolume(with: gone.key)
+                && input.volume.values.count == gone.original.values.count
+                && Self.isDuckedByUs(current: input.volume, original: gone.original, depth: depth) {
+                actions.append(.setVolume(index: input.index, volume: gone.original))
+                restoredKeys.append(gone.key)
+                handled.insert(input.index)
             }
         }
         var repaired: [RestoreKey] = []

@@ -79,15 +79,24 @@ public struct DuckPlan: Sendable, Equatable {
         public var current: ChannelVolumes
         /// Our writes whose change event has not come back yet, oldest first.
         public var inFlight: [ChannelVolumes]
-        /// The last of our writes the server reported back. A busy server answers two info
-        /// requests with the same state (PulseAudio merges pending change events), so the same
-        /// write can come back twice: the second time it is no longer in flight, and it is
-        /// still ours, not the user's.
+        /// The last state the server reported that is accounted for: the volume found, then
+        /// each of our writes as it comes back, or a foreign change once seen. A read of the
+        /// stream may show it again while our next write is on its way (a read sent just before
+        /// a write; a busy server answers two info requests with the same state, as PulseAudio
+        /// merges pending change events): that is not a change.
         public var confirmed: ChannelVolumes?
         /// For a stream that appeared during the duck: until when a change that is not ours
         /// counts as the server settling its initial volume (WirePlumber restores a new
         /// stream's saved volume a few ms after it appears), not as the user's.
         public var settlingUntil: ContinuousClock.Instant?
+        /// How many of the writes in `inFlight` were sent before a change that was not ours
+        /// was seen: when one of them comes back, it landed after that change and overwrote it
+        /// on the server, so the level the change asked for is written again.
+        public var overtaken = 0
+        /// The last change that was not ours, as seen (`volume`), and the gain the duck was at
+        /// then: while the duck is at that gain, the stream's level is exactly `volume` (the
+        /// own volume derived from it, rescaled, could differ by a rounding step).
+        public var foreign: (volume: ChannelVolumes, gain: Double)?
 
         public init(index: UInt32, original: ChannelVolumes, key: RestoreKey = RestoreKey(),
                     current: ChannelVolumes? = nil, inFlight: [ChannelVolumes] = []) {
@@ -96,6 +105,7 @@ public struct DuckPlan: Sendable, Equatable {
             self.key = key
             self.current = current ?? original
             self.inFlight = inFlight
+            confirmed = self.current
         }
 
         public static func == (a: Entry, b: Entry) -> Bool {
@@ -223,6 +233,14 @@ public struct DuckPlan: Sendable, Equatable {
         remove(index: index)
     }
 
+    /// The level of entry `i` at `gain`: its own volume scaled by the gain (at 0 dB its own
+    /// volume bit for bit), except that at the gain where a foreign change was seen, that
+    /// change's exact value.
+    private func level(_ i: Int, atGain gain: Double) -> ChannelVolumes {
+        if let foreign = entries[i].foreign, foreign.gain == gain { return foreign.volume }
+        return Self.volume(entries[i].original, atGain: gain)
+    }
+
     private mutating func write(_ i: Int, _ volume: ChannelVolumes) -> DuckAction? {
         guard volume != entries[i].current else { return nil }
         entries[i].current = volume
@@ -234,7 +252,7 @@ public struct DuckPlan: Sendable, Equatable {
     /// Moves every ducked stream to `gain` dB (one ramp step).
     public mutating func apply(gain: Double) -> [DuckAction] {
         self.gain = gain
-        return entries.indices.compactMap { write($0, Self.volume(entries[$0].original, atGain: gain)) }
+        return entries.indices.compactMap { write($0, level($0, atGain: gain)) }
     }
 
     /// How long after a stream appears a foreign volume change counts as the server settling
@@ -285,21 +303,30 @@ public struct DuckPlan: Sendable, Equatable {
         if let k = entries[i].inFlight.firstIndex(where: { Self.close($0, seen) }) {
             entries[i].inFlight.removeFirst(k + 1)
             entries[i].confirmed = seen
-            return []
+            guard entries[i].overtaken > 0 else { return [] }
+            // A write of ours sent before a foreign change was seen landed after it and
+            // overwrote it: the server is at our old value; the level the change asked for
+            // (the own volume derived from it, at the current gain) is written again.
+            entries[i].overtaken = max(0, entries[i].overtaken - (k + 1))
+            entries[i].current = seen
+            return write(i, level(i, atGain: gain)).map { [$0] } ?? []
         }
         if Self.close(seen, entries[i].current) { return [] }
         if let confirmed = entries[i].confirmed, Self.close(seen, confirmed) { return [] }
+        // Not ours. Our writes still in flight were sent before it and may land after it.
+        entries[i].current = seen
+        entries[i].overtaken = entries[i].inFlight.count
+        entries[i].confirmed = seen
         if let until = entries[i].settlingUntil, now < until {
             // The server set the new stream's initial (restored) volume: that is its own
             // volume, ducked now like the rest.
             entries[i].original = ownVolume(ofNew: seen, key: entries[i].key, index: entries[i].index)
-            entries[i].current = seen
-            entries[i].inFlight.removeAll()
-            return write(i, Self.volume(entries[i].original, atGain: gain)).map { [$0] } ?? []
+            entries[i].foreign = nil
+            return write(i, level(i, atGain: gain)).map { [$0] } ?? []
         }
-        // Theirs.
-        entries[i].current = seen
-        entries[i].inFlight.removeAll()
+        // Theirs: the stream is to sound as they set it now, and their value divided by the
+        // duck's gain is its own volume from now on.
+        entries[i].foreign = (seen, gain)
         if gain == -.infinity || gain == 0 {
             entries[i].original = seen
         } else {
@@ -319,6 +346,10 @@ public struct DuckPlan: Sendable, Equatable {
         }
         return []
     }
+
+    /// Whether every write sent has come back in a sink-input info (or was overtaken and
+    /// written again): the server's levels are the ones the plan knows.
+    public var isSettled: Bool { entries.allSatisfy { $0.inFlight.isEmpty } }
 
     /// The final step: every stream at its own volume exactly, and every saved volume left
     /// ducked by an ended stream repaired — unless a live stream of the same key is being

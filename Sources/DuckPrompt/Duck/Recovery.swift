@@ -5,52 +5,83 @@ import Glibc
 /// journal it left: streams still at a level its duck wrote go back to their own volume, and
 /// saved volumes it left ducked are repaired.
 enum Recovery {
-    /// Restores every orphaned journal in `store` and removes it. Call while holding the
-    /// `RuntimeLock`, so that no two processes restore the same journal.
-    ///
-    /// - Returns: one line per journal for stderr: what was restored, or why a journal was kept.
-    static func recoverOrphans(store: JournalStore, server: ServerOptions) -> [String] {
+    /// What `recoverOrphans` did.
+    struct Outcome: Sendable {
+        /// One line per journal for stderr: what was restored, or why a journal was kept.
         var notes: [String] = []
+        /// The journals kept because their server did not answer or did not confirm every
+        /// write: a later duckprompt (or `duckprompt restore`) tries again.
+        var kept: [String] = []
+    }
+
+    /// Restores every orphaned journal in `store`, and removes each one once every volume it
+    /// names was confirmed restored: the writes acknowledged, the saved volumes repaired, the
+    /// connection still up. A journal whose server is away (killed, restarting, stalled) is
+    /// kept for the next try. Call while holding the `RuntimeLock`, so that no two processes
+    /// restore the same journal.
+    static func recoverOrphans(store: JournalStore, server: ServerOptions) -> Outcome {
+        var outcome = Outcome()
         let orphans: [(path: String, journal: DuckJournal)]
         do {
-            orphans = try store.orphans { problem in notes.append("journal \(problem)") }
+            orphans = try store.orphans { problem in outcome.notes.append("journal \(problem)") }
         } catch {
-            return ["cannot look for journals of dead prompts: \(error)"]
+            outcome.notes.append("cannot look for journals of dead prompts: \(error)")
+            return outcome
         }
         for (path, journal) in orphans {
             let serverString = journal.server
                 ?? journal.runtimeDir.map { "unix:\($0)/pulse/native" }
             do {
-                let connection = try PulseConnection(server: serverString, clientName: server.clientName,
-                                                     timeout: server.timeout)
-                let (snapshot, _) = try connection.snapshot()
-                let actions = journal.restoreActions(live: snapshot.sinkInputs)
-                var streams = 0
-                var repairs: [(key: RestoreKey, volume: ChannelVolumes)] = []
-                let pending = PendingOperations(mainloop: connection.mainloop)
-                connection.withLock {
-                    for action in actions {
-                        switch action {
-                        case .setVolume(let index, let volume):
-                            connection.setSinkInputVolumeLocked(index, volume, pending: pending)
-                            streams += 1
-                        case .repairSaved(let key, let volume):
-                            repairs.append((key, volume))
-                        }
-                    }
-                    connection.waitLocked(for: pending)
-                }
-                connection.repairSavedVolumes(repairs)
+                let (streams, repairs) = try restore(journal, server: serverString, options: server)
                 try store.remove(path: path)
-                notes.append("restored \(streams) stream volume\(streams == 1 ? "" : "s") and repaired "
-                    + "\(repairs.count) saved volume\(repairs.count == 1 ? "" : "s") left ducked by "
+                outcome.notes.append("restored \(streams) stream volume\(streams == 1 ? "" : "s") and repaired "
+                    + "\(repairs) saved volume\(repairs == 1 ? "" : "s") left ducked by "
                     + "duckprompt (pid \(journal.pid)), which died mid-prompt")
             } catch {
-                notes.append("could not restore the volumes left ducked by duckprompt (pid \(journal.pid)): "
-                    + "\(error); kept \(path)")
+                let message = (error as? DuckPromptError)?.message ?? "\(error)"
+                outcome.kept.append(path)
+                outcome.notes.append("could not restore the volumes left ducked by duckprompt (pid \(journal.pid)): "
+                    + "\(message); kept \(path) for the next try")
             }
         }
-        return notes
+        return outcome
+    }
+
+    /// Undoes one journal's duck on its server.
+    /// - Returns: how many stream volumes were set and saved volumes repaired.
+    /// - Throws: `.unavailable` when the server cannot be reached, stops answering, refuses a
+    ///   write or a repair: then nothing is confirmed and the journal must be kept.
+    private static func restore(_ journal: DuckJournal, server: String?,
+                                options: ServerOptions) throws -> (streams: Int, repairs: Int) {
+        let connection = try PulseConnection(server: server, clientName: options.clientName,
+                                             timeout: options.timeout)
+        let (snapshot, _) = try connection.snapshot()
+        var streams = 0
+        var repairs: [(key: RestoreKey, volume: ChannelVolumes)] = []
+        let pending = PendingOperations(mainloop: connection.mainloop)
+        try connection.withLock {
+            for action in journal.restoreActions(live: snapshot.sinkInputs) {
+                switch action {
+                case .setVolume(let index, let volume):
+                    connection.setSinkInputVolumeLocked(index, volume, pending: pending)
+                    streams += 1
+                case .repairSaved(let key, let volume):
+                    repairs.append((key, volume))
+                }
+            }
+            connection.waitLocked(for: pending)
+            guard connection.isAliveLocked else { throw connection.lostErrorLocked("restoring volumes") }
+            // A refused write: the stream ended in between, and the server saved its ducked
+            // volume; the next try repairs it.
+            guard pending.failures == 0 else {
+                throw DuckPromptError(.unavailable, "the server refused \(pending.failures) volume write\(pending.failures == 1 ? "" : "s") (a stream ended meanwhile)")
+            }
+        }
+        guard connection.repairSavedVolumes(repairs) else {
+            throw DuckPromptError(.unavailable,
+                "the saved volumes could not be repaired at \(connection.serverDescription)")
+        }
+        return (streams, repairs.count)
     }
 }
 
@@ -98,6 +129,9 @@ final class JournalKeeper: @unchecked Sendable {
 
     /// Removes the journal: everything is restored.
     func remove() { try? store.remove() }
+
+    /// Where the journal is (`journal-<pid>.json`), for messages.
+    var path: String { store.path }
 
     /// Hands the duck over to the next prompt: the journal, with the gain the streams are at,
     /// becomes `handover.json` (`JournalStore.handOver`).

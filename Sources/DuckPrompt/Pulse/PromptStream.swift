@@ -173,12 +173,13 @@ final class PromptStream: @unchecked Sendable {
                 while true {
                     let state = pa_stream_get_state(stream)
                     if state == PA_STREAM_READY { return pa_stream_get_index(stream) }
+                    if connection.stalled { throw connection.silentServerError("connecting the prompt stream") }
                     if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
                         throw DuckPromptError(.unavailable,
                             "the server refused the prompt stream: \(connection.lastErrorLocked)")
                     }
                     guard ContinuousClock.now < deadline else {
-                        throw connection.silentServerError("connecting the prompt stream")
+                        throw connection.stallLocked("connecting the prompt stream")
                     }
                     connection.waitLocked()
                 }

@@ -20,6 +20,13 @@ final class PulseConnection: @unchecked Sendable {
     let answerTimeout: Duration
     /// The inbox the subscribe callback writes to, kept alive here (guarded by the loop lock).
     var subscribedInbox: EventInbox?
+    /// Set once the server left a request unanswered for `answerTimeout` (`markStalledLocked`):
+    /// from then on the connection counts as lost, nothing more is sent or waited for, and the
+    /// prompt ends as if the server had died. Guarded by the loop lock.
+    private(set) var stalled = false
+    /// The sign-of-life requests of long waits (`checkAnsweringLocked`); lives as long as the
+    /// context, which its callbacks reach unretained.
+    let probe: LivenessProbe
 
     /// When `waitUntilReady()` gives up.
     private let readyDeadline: ContinuousClock.Instant
@@ -53,6 +60,7 @@ final class PulseConnection: @unchecked Sendable {
         pa_proplist_free(props)
         mainloop = ml
         context = ctx
+        probe = LivenessProbe(mainloop: ml)
         let userdata = UnsafeMutableRawPointer(ml)
         pa_context_set_state_callback(ctx, { _, userdata in
             pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
@@ -117,6 +125,25 @@ final class PulseConnection: @unchecked Sendable {
         return try body()
     }
 
+    /// Marks the connection stalled (the server left a request unanswered for
+    /// `answerTimeout`) and wakes every wait. Lock held.
+    func markStalledLocked() {
+        stalled = true
+        pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
+    /// Marks the connection stalled and returns the error for it. Lock held.
+    func stallLocked(_ what: String) -> DuckPromptError {
+        markStalledLocked()
+        return silentServerError(what)
+    }
+
+    /// The error for a connection that is no longer alive: stalled, or lost. Lock held.
+    func lostErrorLocked(_ what: String) -> DuckPromptError {
+        stalled ? silentServerError(what)
+            : DuckPromptError(.unavailable, "lost the connection to the sound server at \(serverDescription)")
+    }
+
     /// The error for a server that connected but stopped answering.
     func silentServerError(_ what: String) -> DuckPromptError {
         DuckPromptError(.unavailable,
@@ -169,8 +196,9 @@ final class PulseConnection: @unchecked Sendable {
         }
     }
 
-    /// Whether the context is still usable. Call with the lock held.
-    var isAliveLocked: Bool { pa_context_get_state(context) == PA_CONTEXT_READY }
+    /// Whether the context is still usable: READY, and the server has not stalled. Call with
+    /// the lock held.
+    var isAliveLocked: Bool { !stalled && pa_context_get_state(context) == PA_CONTEXT_READY }
 
     /// The context's last error as text (`pa_strerror(pa_context_errno)`). Lock held.
     var lastErrorLocked: String { String(cString: pa_strerror(pa_context_errno(context))) }
@@ -187,11 +215,8 @@ final class PulseConnection: @unchecked Sendable {
         let deadline = ContinuousClock.now + answerTimeout
         try withWakeupLocked(at: deadline) {
             while pa_operation_get_state(op) == PA_OPERATION_RUNNING {
-                guard isAliveLocked else {
-                    throw DuckPromptError(.unavailable,
-                        "lost the connection to the sound server at \(serverDescription)")
-                }
-                guard ContinuousClock.now < deadline else { throw silentServerError(what) }
+                guard isAliveLocked else { throw lostErrorLocked(what) }
+                guard ContinuousClock.now < deadline else { throw stallLocked(what) }
                 waitLocked()
             }
         }

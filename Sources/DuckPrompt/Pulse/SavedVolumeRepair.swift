@@ -14,14 +14,17 @@ extension PulseConnection {
     /// PipeWire (WirePlumber restore-stream), where `pa_ext_stream_restore_write` reports
     /// success but changes nothing (measured on 0.3.65).
     ///
-    /// Blocks for about `holdMs`; call without the lock. Failures are ignored (best effort: a
-    /// repair that fails leaves the saved volume as the server has it).
+    /// Blocks for about `holdMs`; call without the lock.
+    /// - Returns: whether every repair was made: each stream was created, its volume write
+    ///   acknowledged, and the connection was still up after the hold. False leaves the saved
+    ///   volumes as the server has them (the caller keeps its journal, to try again).
     /// libpulse: `pa_stream_connect_playback` (`PA_STREAM_START_CORKED`),
     /// `pa_context_set_sink_input_volume`, `pa_stream_disconnect`.
-    func repairSavedVolumes(_ repairs: [(key: RestoreKey, volume: ChannelVolumes)], holdMs: Int = 500) {
-        guard !repairs.isEmpty else { return }
+    @discardableResult
+    func repairSavedVolumes(_ repairs: [(key: RestoreKey, volume: ChannelVolumes)], holdMs: Int = 500) -> Bool {
+        guard !repairs.isEmpty else { return true }
         var streams: [(stream: OpaquePointer, volume: ChannelVolumes)] = []
-        withLock {
+        let sent = withLock { () -> Bool in
             for repair in repairs {
                 let channels = max(1, min(repair.volume.values.count, Int(PA_CHANNELS_MAX)))
                 var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: 48000, channels: UInt8(channels))
@@ -35,7 +38,7 @@ extension PulseConnection {
                 pa_proplist_sets(props, PA_PROP_MEDIA_NAME, "duckprompt saved-volume repair")
                 pa_proplist_sets(props, "duckprompt.repair", "1")
                 guard let stream = pa_stream_new_with_proplist(context, "duckprompt saved-volume repair",
-                                                               &spec, &map, props) else { continue }
+                                                               &spec, &map, props) else { return false }
                 pa_stream_set_state_callback(stream, { _, userdata in
                     pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
                 }, UnsafeMutableRawPointer(mainloop))
@@ -43,13 +46,14 @@ extension PulseConnection {
                 // setting the original afterwards is a change it saves.
                 if pa_stream_connect_playback(stream, nil, nil, PA_STREAM_START_CORKED, nil, nil) < 0 {
                     pa_stream_unref(stream)
-                    continue
+                    return false
                 }
                 streams.append((stream, repair.volume))
             }
             // Wait until each is connected, then set its volume as a client would.
             let deadline = ContinuousClock.now + answerTimeout
             let pending = PendingOperations(mainloop: mainloop)
+            var ready = 0
             withWakeupLocked(at: deadline) {
                 for (stream, volume) in streams {
                     while pa_stream_get_state(stream) == PA_STREAM_CREATING && isAliveLocked
@@ -58,18 +62,21 @@ extension PulseConnection {
                     }
                     if pa_stream_get_state(stream) == PA_STREAM_READY {
                         setSinkInputVolumeLocked(pa_stream_get_index(stream), volume, pending: pending)
+                        ready += 1
                     }
                 }
             }
             waitLocked(for: pending)
+            return ready == repairs.count && pending.outstanding == 0 && pending.failures == 0
         }
-        sleepThread(for: .milliseconds(holdMs))
-        withLock {
+        if sent { sleepThread(for: .milliseconds(holdMs)) }
+        return withLock {
             for (stream, _) in streams {
                 pa_stream_set_state_callback(stream, nil, nil)
                 pa_stream_disconnect(stream)
                 pa_stream_unref(stream)
             }
+            return sent && isAliveLocked
         }
     }
 }

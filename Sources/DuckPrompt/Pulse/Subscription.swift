@@ -75,19 +75,23 @@ extension PulseConnection {
         }
     }
 
-    /// Asks for one sink-input's info without waiting; the answer lands in `inbox.sinkInputs`
-    /// (nothing arrives if it is gone by then). Lock held. `pa_context_get_sink_input_info`.
-    func requestSinkInputLocked(_ index: UInt32, into inbox: EventInbox) {
+    /// Asks for one sink-input's info (or, with `index` nil, every sink-input's) without
+    /// waiting; the answers land in `inbox.sinkInputs` (nothing arrives for a stream that is
+    /// gone by then). Lock held. `pa_context_get_sink_input_info`,
+    /// `pa_context_get_sink_input_info_list`.
+    func requestSinkInputLocked(_ index: UInt32?, into inbox: EventInbox) {
         // Retained for the request: the answer may come after the session let the inbox go.
         // The callback runs once per item and once more at the end (eol != 0), which releases.
         let box = Unmanaged.passRetained(inbox).toOpaque()
-        let op = pa_context_get_sink_input_info(context, index, { _, info, eol, userdata in
+        let callback: pa_sink_input_info_cb_t = { _, info, eol, userdata in
             let unmanaged = Unmanaged<EventInbox>.fromOpaque(userdata!)
             let inbox = unmanaged.takeUnretainedValue()
             if eol == 0, let info { inbox.sinkInputs.append(SinkInput(info.pointee)) }
             pa_threaded_mainloop_signal(inbox.mainloop, 0)
             if eol != 0 { unmanaged.release() }
-        }, box)
+        }
+        let op = index.map { pa_context_get_sink_input_info(context, $0, callback, box) }
+            ?? pa_context_get_sink_input_info_list(context, callback, box)
         if let op { pa_operation_unref(op) } else { Unmanaged<EventInbox>.fromOpaque(box).release() }
     }
 

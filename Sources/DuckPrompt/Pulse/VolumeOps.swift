@@ -20,6 +20,12 @@ extension PulseConnection {
     /// libpulse: `pa_context_set_sink_input_volume`.
     func setSinkInputVolumeLocked(_ index: UInt32, _ volume: ChannelVolumes,
                                   pending: PendingOperations) {
+        // Nothing is sent to a server that stopped answering: it would apply the writes
+        // whenever it wakes, after this prompt has ended.
+        guard !stalled else {
+            pending.failures += 1
+            return
+        }
         var cv = cvolume(volume)
         let box = Unmanaged.passRetained(pending).toOpaque()
         let op = pa_context_set_sink_input_volume(context, index, &cv, { _, success, userdata in
@@ -38,11 +44,13 @@ extension PulseConnection {
     }
 
     /// Waits, lock held, until every operation counted by `pending` is acknowledged, the
-    /// connection is lost, or `answerTimeout` passed.
+    /// connection is lost, or `answerTimeout` passed (then the connection is stalled:
+    /// `markStalledLocked`).
     func waitLocked(for pending: PendingOperations) {
         let deadline = ContinuousClock.now + answerTimeout
         withWakeupLocked(at: deadline) {
-            while pending.outstanding > 0 && isAliveLocked && ContinuousClock.now < deadline {
+            while pending.outstanding > 0 && isAliveLocked {
+                guard ContinuousClock.now < deadline else { return markStalledLocked() }
                 waitLocked()
             }
         }

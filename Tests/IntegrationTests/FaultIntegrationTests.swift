@@ -1,0 +1,249 @@
+import Foundation
+import Testing
+
+/// What must not lose a user's volume: the server killed or stalled mid-prompt (the journal
+/// outlives the connection and is restored once the server is back), a user's change at any
+/// point of a ramp, and the duck held across prompts that wait their turn.
+///
+/// The server that speaks the pulse protocol (pipewire-pulse, or pulseaudio) is started again
+/// by `Scripts/sound-server` 0.2 s after it dies; its pid is in `DUCKPROMPT_TEST_PULSE_PID_FILE`.
+@Suite(.serialized)
+struct FaultIntegrationTests {
+    typealias Rig = PlayIntegrationTests.Rig
+
+    /// The pid of the process serving the pulse protocol now.
+    static func pulseServerPid() throws -> pid_t {
+        let file = try #require(ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_PULSE_PID_FILE"],
+                                "Scripts/sound-server sets DUCKPROMPT_TEST_PULSE_PID_FILE")
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        return try #require(pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), "pid file: '\(text)'")
+    }
+
+    /// Waits until a new server process answers (a sink to play on included).
+    static func waitServerBack(after old: pid_t) throws {
+        let back = eventually(timeout: timeLimit(15)) {
+            guard let now = try? pulseServerPid(), now != old else { return false }
+            return (try? run(["pactl", "info"], check: false).status) == 0
+                && ((try? run(["pactl", "list", "short", "sinks"]).stdout.isEmpty) == false)
+        }
+        if !back { throw TestFailure("the sound server did not come back after pid \(old) ended") }
+    }
+
+    static var journalDirectory: String {
+        (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/duckprompt"
+    }
+
+    static func journals() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: journalDirectory)) ?? [])
+            .filter { $0.hasPrefix("journal-") && $0.hasSuffix(".json") }
+    }
+
+    /// A music player on the default sink whose stream gets the volume the server saved for
+    /// its role and application (no volume of its own), as a player started after a restart.
+    static func freshPlayer(_ rig: Rig, app: String, role: String) throws -> Background {
+        let file = try TestAudio.sine("tone-300-2ch.wav", hertz: 300, seconds: 60, gain: 0.3, channels: 2)
+        let player = try Background(["paplay", "--latency-msec=30", "--client-name=\(app)",
+                                     "--property=application.name=\(app)", "--property=media.role=\(role)", file])
+        rig.players.append(player)
+        guard try eventually({ try Pactl.volume(ofApp: app) != nil }) else { throw TestFailure("\(app) did not start") }
+        // Let the restore policy settle the new stream's volume.
+        Thread.sleep(forTimeInterval: 0.5)
+        return player
+    }
+
+    @Test("The server killed mid-prompt: exit 69 at once, the journal kept; after the restart, restore brings the role's volume back")
+    func serverKilledMidPrompt() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "killed-\(rig.tag)", role = "music\(rig.tag)"
+        let original = 45000
+        let music = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: original)
+        let prompt = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)],
+                                    captureStderr: true)
+        try DuckIntegrationTests.waitDucked(app, from: [original, original])
+        let server = try Self.pulseServerPid()
+        let killed = Date()
+        kill(server, SIGKILL)
+        let status = prompt.wait(timeout: timeLimit(6))
+        let seconds = Date().timeIntervalSince(killed)
+        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 69, "exit \(String(describing: status)): \(stderr)")
+        #expect(seconds < 1.0, "took \(seconds) s to notice the server died")
+        #expect(stderr.contains("journaled in"), "\(stderr)")
+        #expect(!Self.journals().isEmpty, "the journal was removed although nothing was restored")
+        music.stop()
+
+        try Self.waitServerBack(after: server)
+        // Before anything repairs it, a new stream of the role starts ducked: the server saved
+        // the ducked volume (this is what the journal is for).
+        let early = try Self.freshPlayer(rig, app: app, role: role)
+        let ducked = try #require(try Pactl.volume(ofApp: app))
+        #expect(ducked.allSatisfy { $0 < original / 2 }, "a new stream started at \(ducked): the server did not save the duck?")
+
+        let restore = try run([duckpromptBinary, "restore"], check: false)
+        #expect(restore.status == 0, "restore: \(restore.status) \(restore.stdout) \(restore.stderr)")
+        #expect(restore.stdout.contains("restored 1 stream volume"), "\(restore.stdout)")
+        let back = try Pactl.volume(ofApp: app)
+        #expect(back == [original, original], "the stream that started ducked is at \(back ?? []), not back")
+        #expect(Self.journals().isEmpty, "the journal was kept after a full restore: \(Self.journals())")
+        early.stop()
+        _ = try eventually { try Pactl.volume(ofApp: app) == nil }
+
+        // The next stream of that role starts at the original volume.
+        _ = try Self.freshPlayer(rig, app: app, role: role)
+        let next = try Pactl.volume(ofApp: app)
+        #expect(next == [original, original], "the next stream of the role starts at \(next ?? [])")
+    }
+
+    @Test("The server stalled mid-prompt: exit 69 at the stated timeout, the journal kept, restore exact once it answers")
+    func serverStalledMidPrompt() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "stalled-\(rig.tag)", role = "music\(rig.tag)"
+        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: 45000)
+        let index = try #require(try DuckIntegrationTests.index(ofApp: app))
+        try Pactl.call("set-sink-input-volume", "\(index)", "45000", "52000")
+        let original = try #require(try Pactl.volume(ofApp: app))
+        #expect(original == [45000, 52000])
+        // Restore now finds nothing, and says so (exit 0).
+        let nothing = try run([duckpromptBinary, "restore"], check: false)
+        #expect(nothing.status == 0 && nothing.stdout.hasPrefix("nothing to restore"), "\(nothing.stdout)")
+
+        let prompt = try Background([duckpromptBinary, "play", "--timeout", "3s",
+                                     try DuckIntegrationTests.prompt(seconds: 3)], captureStderr: true)
+        try DuckIntegrationTests.waitDucked(app, from: original)
+        let server = try Self.pulseServerPid()
+        kill(server, SIGSTOP)
+        let stopped = Date()
+        defer { kill(server, SIGCONT) }
+        let status = prompt.wait(timeout: 15)
+        let seconds = Date().timeIntervalSince(stopped)
+        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 69, "exit \(String(describing: status)): \(stderr)")
+        #expect(stderr.contains("did not answer within 3.0 s"), "\(stderr)")
+        #expect(seconds >= 3.0 && seconds < 3.0 + timeLimit(1.0), "exit \(seconds) s after the server stopped; it says 3.0 s")
+        #expect(!Self.journals().isEmpty, "no journal kept")
+
+        // While the server is stopped, restore cannot reach it: exit 69, the journal kept.
+        let unreachable = try run([duckpromptBinary, "restore", "--timeout", "1s"], check: false)
+        #expect(unreachable.status == 69, "restore with the server stopped: \(unreachable.status) \(unreachable.stdout)")
+        #expect(unreachable.stderr.contains("could not restore 1 journal"), "\(unreachable.stderr)")
+        #expect(!Self.journals().isEmpty)
+
+        // 20 s of stall in all, then the server goes on.
+        Thread.sleep(forTimeInterval: max(0, 20 - Date().timeIntervalSince(stopped)))
+        kill(server, SIGCONT)
+        #expect(eventually(timeout: 5) { (try? run(["pactl", "info"], check: false).status) == 0 })
+        let restore = try run([duckpromptBinary, "restore"], check: false)
+        #expect(restore.status == 0, "restore: \(restore.status) \(restore.stdout) \(restore.stderr)")
+        let after = try Pactl.volume(ofApp: app)
+        #expect(after == original, "\(after ?? []) after restore, not \(original)")
+        #expect(Self.journals().isEmpty, "the journal was kept after a full restore")
+    }
+
+    enum Phase: String, CaseIterable, CustomStringConvertible {
+        case attack, release
+        var description: String { rawValue }
+    }
+
+    @Test("A user's change at random points of the attack and of the release is kept, never overwritten nor off by one",
+          arguments: Phase.allCases)
+    func userChangeDuringRamp(_ phase: Phase) throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "ramp-\(phase)-\(rig.tag)"
+        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 45000)
+        let index = try #require(try DuckIntegrationTests.index(ofApp: app))
+        let original = [45000, 52000], user = [30000, 20000]
+        let prompt = try DuckIntegrationTests.prompt(seconds: 0.3)
+        var generator = SystemRandomNumberGenerator()
+        var failures: [String] = []
+        for round in 1...20 {
+            try Pactl.call("set-sink-input-volume", "\(index)", "\(original[0])", "\(original[1])")
+            guard try eventually({ try Pactl.volume(ofApp: app) == original }) else {
+                throw TestFailure("round \(round): the original volume did not take")
+            }
+            let run = try Background([duckpromptBinary, "play", prompt], captureStderr: true)
+            // Find the ramp on the server, then change the volume at a random point of it (the
+            // attack takes 200 ms, the release 500 ms; pactl itself takes a few ms).
+            switch phase {
+            case .attack:
+                guard try eventually(timeout: 5, { (try Pactl.volume(ofApp: app)?.first ?? original[0]) < original[0] }) else {
+                    throw TestFailure("round \(round): no attack seen")
+                }
+                Thread.sleep(forTimeInterval: Double.random(in: 0...0.17, using: &generator))
+            case .release:
+                var lowest = original[0]
+                var rising = false
+                let deadline = Date().addingTimeInterval(8)
+                while !rising && Date() < deadline {
+                    let now = try Pactl.volume(ofApp: app)?.first ?? original[0]
+                    if now < lowest { lowest = now } else if now > lowest + 200 && lowest < original[0] / 2 { rising = true }
+                }
+                guard rising else { throw TestFailure("round \(round): no release seen") }
+                Thread.sleep(forTimeInterval: Double.random(in: 0...0.42, using: &generator))
+            }
+            try Pactl.call("set-sink-input-volume", "\(index)", "\(user[0])", "\(user[1])")
+            let status = run.wait(timeout: timeLimit(10))
+            #expect(status == 0, "round \(round): exit \(String(describing: status)) \(String(decoding: run.bytes, as: UTF8.self))")
+            let final = try #require(try Pactl.volume(ofApp: app))
+            // The change is the stream's own volume from then on, divided by the gain the duck
+            // had at that moment (0 to -20 dB): never the original, each channel at least the
+            // user's, at most 20.5 dB over it (x 2.2 in pa_volume_t, which is cubic), and the two channels in the user's proportion.
+            let ratio = Double(final[0]) / Double(final[1])
+            let kept = final != original
+                && zip(final, user).allSatisfy { $0 >= $1 && Double($0) <= Double($1) * 2.2 }
+                && abs(ratio - Double(user[0]) / Double(user[1])) < 0.01
+            if !kept { failures.append("round \(round): \(final)") }
+        }
+        #expect(failures.isEmpty, "\(phase): the user's change \(user) was not kept (original \(original)): \(failures)")
+    }
+
+    @Test("Three prompts queued at once play one after another, and the music stays ducked between them; exact after the last")
+    func queuedPromptsKeepTheDuck() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        let bt = try rig.bluetooth()
+        try Pactl.call("set-default-sink", speaker)
+        _ = bt
+        let app = "queued-music-\(rig.tag)"
+        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
+        let before = try #require(try Pactl.volume(ofApp: app))
+        let recorder = try MonitorRecorder(sink: speaker)
+        try recorder.waitForAudio(seconds: 1.0)
+        let prompt = try DuckIntegrationTests.prompt(seconds: 0.6)
+        var runs: [Background] = []
+        for _ in 0..<3 {
+            runs.append(try Background([duckpromptBinary, "play", prompt], captureStderr: true))
+            Thread.sleep(forTimeInterval: 0.03)
+        }
+        for (i, r) in runs.enumerated() {
+            let status = r.wait(timeout: timeLimit(15))
+            #expect(status == 0, "prompt \(i + 1): exit \(String(describing: status)) \(String(decoding: r.bytes, as: UTF8.self))")
+        }
+        try recorder.waitForMoreAudio(seconds: 1.0)
+        let samples = recorder.stop()
+        let after = try Pactl.volume(ofApp: app)
+        #expect(after == before, "\(after ?? []) after the last prompt, not \(before)")
+
+        let levels = Levels.tone(samples, hertz: Double(PlayIntegrationTests.musicHz))
+        let playing = levels.indices.filter { levels[$0] > -100 }
+        let first = try #require(playing.first, "no music on the monitor")
+        let full = Levels.median(levels[first..<min(levels.count, first + 50)])
+        // The duck: from the first window 10 dB down to the last one.
+        let down = levels.indices.filter { $0 > first && levels[$0] < full - 10 && levels[$0] > -150 }
+        let start = try #require(down.first, "the music was not ducked")
+        let end = try #require(down.last)
+        // Three 0.6 s prompts, one after another: the duck lasts at least 1.8 s.
+        #expect(Double(end - start) / 100 >= 1.8, "ducked for \(Double(end - start) / 100) s only")
+        let peak = levels[start...end].max() ?? full
+        #expect(peak < full - 3, "the music came back to \(peak - full) dB of full between the prompts")
+    }
+}
