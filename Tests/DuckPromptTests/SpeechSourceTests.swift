@@ -325,6 +325,31 @@ struct Chunks {
         #expect(gapChunked <= gapWhole + source.rate / 20, "longest silence \(gapChunked) frames chunked, \(gapWhole) whole")
     }
 
+    @Test("a reader that finds nothing synthesized waits 20 ms once, then gets silence at once, never the end")
+    func underrun() {
+        let buffer = SpeechBuffer(first: [16384, -16384], pendingCodePoints: 10)
+        let out = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+        defer { out.deallocate() }
+        #expect(buffer.read(into: out, frames: 64, silenceFrames: 8) == 2)
+        #expect(out[0] == 0.5 && out[1] == -0.5)
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(buffer.read(into: out, frames: 64, silenceFrames: 8) == 8)
+        let first = clock.now - start
+        #expect(first >= .milliseconds(SpeechSource.underrunWaitMs), "\(first)")
+        #expect((0..<8).allSatisfy { out[$0] == 0 })
+        let again = clock.now
+        #expect(buffer.read(into: out, frames: 64, silenceFrames: 8) == 8)
+        #expect(clock.now - again < .milliseconds(5), "the second read of an underrun does not wait")
+        buffer.append([8192, 8192, 8192], codePoints: 4)
+        #expect(buffer.read(into: out, frames: 64, silenceFrames: 8) == 3)
+        #expect(out[0] == 0.25)
+        #expect(buffer.progress == (5, 6, false))
+        buffer.finish()
+        #expect(buffer.read(into: out, frames: 64, silenceFrames: 8) == 0)
+        #expect(buffer.progress == (5, 0, true))
+    }
+
     @Test("more than 5000 characters is a usage error naming the limit; 5000 are spoken")
     func textLimit() throws {
         let over = String(repeating: "Turn left. ", count: 455) + "x"   // 5006

@@ -284,7 +284,7 @@ private final class ChunkList: @unchecked Sendable {
 /// The synthesized samples a `SpeechSource` has not handed out yet, shared by its reader and
 /// its worker thread. Everything is guarded by `condition`'s lock, which neither side holds
 /// while espeak runs.
-private final class SpeechBuffer: @unchecked Sendable {
+final class SpeechBuffer: @unchecked Sendable {
     private let condition = Condition()
     /// Synthesized chunks not yet read whole, oldest first; `offset` frames of the first are read.
     private var queue: [[Int16]]
@@ -299,6 +299,8 @@ private final class SpeechBuffer: @unchecked Sendable {
     private var finished: Bool
     /// The source went away: the worker stops.
     private var cancelled = false
+    /// The last read found nothing and gave silence.
+    private var underrun = false
 
     init(first: [Int16], pendingCodePoints: Int) {
         queue = [first]
@@ -316,22 +318,27 @@ private final class SpeechBuffer: @unchecked Sendable {
     }
 
     /// Copies up to `count` frames out as floats (sample / 32768). When nothing is ready and
-    /// more will come, waits up to `SpeechSource.underrunWaitMs`, then gives `silenceFrames` of
-    /// silence rather than wait longer. Returns 0 only at the end.
+    /// more will come, waits up to `SpeechSource.underrunWaitMs` (once, until data comes
+    /// again), then gives `silenceFrames` of silence rather than wait longer. Returns 0 only at
+    /// the end.
     func read(into out: UnsafeMutablePointer<Float>, frames count: Int, silenceFrames: Int) -> Int {
         condition.withLock {
             if unread == 0, !finished {
-                var waited = 0
+                // Waits once per underrun: the stream asks again at once for the rest of its
+                // request, which then gets silence without a wait.
+                var waited = underrun ? SpeechSource.underrunWaitMs : 0
                 while unread == 0, !finished, waited < SpeechSource.underrunWaitMs {
                     condition.waitLocked(milliseconds: 5)
                     waited += 5
                 }
                 if unread == 0, !finished {
+                    underrun = true
                     let n = min(count, max(1, silenceFrames))
                     out.update(repeating: 0, count: n)
                     return n
                 }
             }
+            underrun = false
             var done = 0
             while done < count, unread > 0 {
                 let n = queue[0].withUnsafeBufferPointer { chunk in
