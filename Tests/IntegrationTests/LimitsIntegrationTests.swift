@@ -8,6 +8,15 @@ import Testing
 struct LimitsIntegrationTests {
     typealias Rig = PlayIntegrationTests.Rig
 
+    /// A rig with an emulated speaker as the default sink.
+    static func speakerRig() throws -> (Rig, String) {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        return (rig, speaker)
+    }
+
     /// The prompts duckprompt has on the server now (sink-inputs carrying `duckprompt.prompt`).
     static func promptStreams() throws -> Int {
         try Pactl.sinkInputs().filter { ($0["properties"] as? [String: Any])?["duckprompt.prompt"] != nil }.count
@@ -15,12 +24,11 @@ struct LimitsIntegrationTests {
 
     @Test("--volume +300dB, hex, spaces, overflow and texts over 5000 characters: exit 64, one line, no volume changed")
     func refused() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Self.speakerRig()
+        // A quiet bed (3 kHz) that a duck would lower, and which keeps the monitor flowing, as
+        // in VolumeIntegrationTests.
         let app = "dplimits-\(rig.tag)"
-        try rig.music(on: speaker, app: app, volume: "65%")
+        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music", volume: 8000, hertz: 3000)
         let musicBefore = try Pactl.volume(ofApp: app)
         let prompt = try TestAudio.sine("limits-prompt.wav", hertz: 1000, seconds: 0.8, channels: 1)
         // The saved prompt volume, heard: a prompt's level before and after the refused runs.
@@ -57,10 +65,7 @@ struct LimitsIntegrationTests {
 
     @Test("--volume +20dB, the top of its range, is accepted and played 20 dB over the saved volume")
     func topOfRange() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Self.speakerRig()
         try DuckIntegrationTests.player(rig, sink: speaker, app: "lim-bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
         // A quiet prompt, so that +20 dB does not clip: -30 dBFS.
         let quiet = try TestAudio.sine("limits-quiet.wav", hertz: 1000, seconds: 0.8, gain: 0.0316, channels: 1)
@@ -74,10 +79,7 @@ struct LimitsIntegrationTests {
 
     @Test("a text of several sentences, synthesized while it plays, plays whole: as many frames as espeak-ng makes of it")
     func longText() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Self.speakerRig()
         // Over 160 characters: the first sentence is synthesized before the prompt starts, the
         // rest by the worker while it plays.
         let text = "In two hundred metres, turn left onto the motorway. Keep right at the fork and follow the signs "
