@@ -35,7 +35,7 @@ public struct PlayOptions: Sendable {
     /// The prompt stream's gain in dB relative to the volume the server saved for its
     /// `media.role` (`navigation` unless `properties` says otherwise) — the user's setting for
     /// prompts in pavucontrol — (`--volume`); that saved volume is left as it was. Nil plays at
-    /// the saved volume.
+    /// the saved volume. Within `volumeRange` (-200 … +20 dB), else `play` throws `.usage`.
     public var volume: Decibels?
     /// Target buffer of the prompt stream in ms (`--latency-msec`, `pa_buffer_attr.tlength`
     /// with `PA_STREAM_ADJUST_LATENCY` and the server's `minreq`, as `paplay --latency-msec`).
@@ -59,6 +59,42 @@ public struct PlayOptions: Sendable {
     /// (`--pre-roll-ms`); nil: the config file's `pre_roll_ms` for the sink's kind, else
     /// `PlayOptions.defaultPreRollMs`.
     public var preRollMs: Int?
+
+    /// `volume`'s range in dB: at most 20 dB over the saved prompt volume (ten times its
+    /// amplitude; libpulse would take up to `PA_VOLUME_MAX`, about +192 dB, and a typo such as
+    /// +300dB would deafen), down to -200 dB (inaudible).
+    public static let volumeRange: ClosedRange<Double> = -200...20
+    /// `duck`'s range in dB: 0 (no duck) down to -200 dB (inaudible already; a ramp takes one
+    /// 10 ms step per 1.5 dB, so an unbounded depth would mean an unbounded attack).
+    public static let duckRange: ClosedRange<Double> = -200...0
+    /// `attackMs` and `releaseMs`: 0 … 60000 ms.
+    public static let rampRangeMs = 0...60_000
+    /// `latencyMs`: 1 … 10000 ms.
+    public static let latencyRangeMs = 1...10_000
+    /// `expireMs`: 0 … 3600000 ms (an hour).
+    public static let expireRangeMs = 0...3_600_000
+    /// `preRollMs`: 0 … 5000 ms.
+    public static let preRollRangeMs = 0...5000
+
+    /// Checks every number against its range (the ranges above); `play` calls it before it
+    /// opens a file or contacts a server, so out-of-range options never change a volume.
+    /// - Throws: `DuckPromptError(.usage)` (64) naming the field, its value and its range.
+    public func validate() throws {
+        func check<T: Comparable>(_ value: T?, _ range: ClosedRange<T>, _ name: String, _ text: (T) -> String) throws {
+            guard let value, !range.contains(value) else { return }
+            throw DuckPromptError(.usage, "\(name) \(text(value)) is out of range (\(text(range.lowerBound)) to \(text(range.upperBound)))")
+        }
+        let dB = { (v: Double) in v > 0 ? "+\(Decibels(v))" : "\(Decibels(v))" }
+        let ms = { (v: Int) in "\(v) ms" }
+        // NaN is in no range, but `contains` says false for it too: rejected.
+        try check(volume?.value, Self.volumeRange, "volume (relative to the saved prompt volume)", dB)
+        if duckMode == .duck { try check(duck.value, Self.duckRange, "duck", dB) }
+        try check(attackMs, Self.rampRangeMs, "attack", ms)
+        try check(releaseMs, Self.rampRangeMs, "release", ms)
+        try check(latencyMs, Self.latencyRangeMs, "latency", ms)
+        try check(expireMs, Self.expireRangeMs, "expiry", ms)
+        try check(preRollMs, Self.preRollRangeMs, "pre-roll", ms)
+    }
 
     /// Pre-roll by kind when nothing else says: Bluetooth A2DP 300 ms, Bluetooth HFP 1000 ms,
     /// HDMI 1000 ms (devices that take that long to wake), others 0.
@@ -380,11 +416,14 @@ public enum DuckPrompt {
     ///
     /// Cancelling the calling Task (the CLI does so on SIGINT, SIGTERM, SIGHUP) stops the
     /// prompt, ramps every ducked stream back, and then throws `CancellationError`.
-    /// - Throws: `DuckPromptError` `.unavailable` (69: no server, no sink of the requested
-    ///   name, no usable sink, stream refused), `CancellationError`.
+    /// - Throws: `DuckPromptError` `.usage` (64: an option out of range, see
+    ///   `PlayOptions.validate()`, thrown before the server is contacted), `.unavailable` (69:
+    ///   no server, no sink of the requested name, no usable sink, stream refused),
+    ///   `CancellationError`.
     public static func play(_ sources: [any PromptSource], options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
         precondition(!sources.isEmpty, "play needs at least one source")
+        try options.validate()
         let box = SourceList(sources)
         // The handshake (a few round trips) runs on libpulse's thread while this prompt enters
         // the queue; nothing is asked of the server before its turn.
@@ -409,6 +448,7 @@ public enum DuckPrompt {
                                     server: ServerOptions = ServerOptions(),
                                     cancellation: PlayCancellation = PlayCancellation()) throws -> PlayReport {
         precondition(!sources.isEmpty, "play needs at least one source")
+        try options.validate()
         let connection = try PulseConnection(server: server.server, clientName: server.clientName,
                                              timeout: server.timeout, waitingUntilReady: false)
         return try playBlocking(sources, connection: connection, options: options, server: server,
@@ -422,7 +462,8 @@ public enum DuckPrompt {
                                     wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions(),
                                     server: ServerOptions = ServerOptions(),
                                     cancellation: PlayCancellation = PlayCancellation()) throws -> PlayReport {
-        try playBlocking(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
+        try options.validate()
+        return try playBlocking(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
                          options: options, server: server, cancellation: cancellation)
     }
 
@@ -433,6 +474,7 @@ public enum DuckPrompt {
     /// - Throws: `.noInput` (66), `.unsupportedData` (65), and what `play` throws.
     public static func play(files paths: [String], options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
+        try options.validate()
         let sources: [any PromptSource] = try paths.map { try AudioSource(path: $0) }
         return try await play(sources, options: options, server: server)
     }
@@ -443,17 +485,21 @@ public enum DuckPrompt {
     ///   - files: audio files first (may be empty); `texts`: then these, spoken.
     ///   - voice: an espeak-ng voice (`en`, `en-us`, `de` …); nil for espeak's default.
     ///   - wordsPerMinute: 80…450; nil for 175.
-    /// - Throws: `.usage` for empty text, an unknown voice or rate; what `play(files:)` throws.
+    /// - Throws: `.usage` for empty text, text over `SpeechSource.maxTextLength` code points
+    ///   (all texts together), an unknown voice or rate; what `play(files:)` throws.
     public static func play(files paths: [String], say texts: [String], voice: String? = nil,
                             wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
-        try await play(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
+        try options.validate()
+        return try await play(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
                        options: options, server: server)
     }
 
     /// The files, opened, then the texts, to be spoken.
     private static func sources(files paths: [String], say texts: [String], voice: String?,
                                 wordsPerMinute: Int?) throws -> [any PromptSource] {
+        // All the texts of one prompt together: first, before a file is opened or espeak loaded.
+        try SpeechSource.checkLength(texts)
         let files: [any PromptSource] = try paths.map { try AudioSource(path: $0) }
         return try files + texts.map { try SpeechSource(text: $0, voice: voice, wordsPerMinute: wordsPerMinute) as any PromptSource }
     }

@@ -76,32 +76,62 @@ struct ArgumentScanner {
     }
 }
 
-/// Parsers for option values, each throwing a usage error that names the option.
+/// Parsers for option values, each throwing a usage error that names the option, the text and
+/// the range. Numbers are plain decimal (`NumberText`): no white space, exponent, hex, `inf` or
+/// `nan`, at most 12 digits; every one is checked against its range here, so a value the
+/// library would refuse or could not use is a usage error before anything else happens.
 enum OptionValue {
-    static func milliseconds(_ text: String, option: String, range: ClosedRange<Int> = 0...60_000) throws -> Int {
-        let t = text.hasSuffix("ms") ? String(text.dropLast(2)) : text
-        guard let v = Int(t), range.contains(v) else {
-            throw UsageError("--\(option) '\(text)' is not a whole number of milliseconds in \(range.lowerBound)...\(range.upperBound)")
+    /// `MS` or `MSms`: a whole number of milliseconds in `range`.
+    static func milliseconds(_ text: String, option: String, range: ClosedRange<Int>) throws -> Int {
+        try integer(text.hasSuffix("ms") ? String(text.dropLast(2)) : text, option: option, range: range,
+                    unit: "milliseconds", shown: text)
+    }
+
+    /// A whole number in `range`, e.g. words per minute.
+    static func integer(_ text: String, option: String, range: ClosedRange<Int>, unit: String,
+                        shown: String? = nil) throws -> Int {
+        let shown = shown ?? text
+        guard let v = NumberText.integer(text) else {
+            throw UsageError("--\(option) '\(shown)' is not a whole number of \(unit) (\(range.lowerBound) to \(range.upperBound))")
+        }
+        guard range.contains(v) else {
+            throw UsageError("--\(option) '\(shown)' is out of range: give \(range.lowerBound) to \(range.upperBound) \(unit)")
         }
         return v
     }
 
-    /// `5`, `5s`, `2.5`, `500ms`.
+    /// The `--timeout` range: 1 ms to 10 minutes.
+    static let durationRange: ClosedRange<Duration> = .milliseconds(1) ... .seconds(600)
+
+    /// `5`, `5s`, `2.5`, `500ms`: a time from 1 ms to 600 s.
     static func duration(_ text: String, option: String) throws -> Duration {
-        if text.hasSuffix("ms"), let v = Double(text.dropLast(2)), v > 0, v <= 600_000 {
-            return .milliseconds(v)
-        }
-        let t = text.hasSuffix("s") ? String(text.dropLast()) : text
-        guard let v = Double(t), v > 0, v <= 600 else {
+        let milliseconds = text.hasSuffix("ms")
+        let number = milliseconds ? text.dropLast(2) : text.hasSuffix("s") ? text.dropLast() : Substring(text)
+        guard let v = NumberText.decimal(number) else {
             throw UsageError("--\(option) '\(text)' is not a time in seconds (e.g. 5, 2.5s or 500ms)")
         }
-        return .milliseconds(v * 1000)
+        let duration = Duration.milliseconds(milliseconds ? v : v * 1000)
+        guard durationRange.contains(duration) else {
+            throw UsageError("--\(option) '\(text)' is out of range: give 1ms to 600s")
+        }
+        return duration
     }
 
-    static func decibels(_ text: String, option: String) throws -> Decibels {
-        do { return try Decibels(parsing: text) } catch let error as DuckPromptError {
+    /// A gain in dB or percent (`Decibels(parsing:)`) in `range` dB; `relative` says what it is
+    /// relative to, for the message.
+    static func decibels(_ text: String, option: String, range: ClosedRange<Double>? = nil,
+                         relative: String = "") throws -> Decibels {
+        let gain: Decibels
+        do { gain = try Decibels(parsing: text) } catch let error as DuckPromptError {
             throw UsageError("--\(option): \(error.message)")
         }
+        if let range, !range.contains(gain.value) {
+            let dB = { (v: Double) in v > 0 ? "+\(Decibels(v))" : "\(Decibels(v))" }
+            let shown = text.lowercased().hasSuffix("db") ? "'\(text)'" : "'\(text)' (\(dB((gain.value * 10).rounded() / 10)))"
+            throw UsageError("--\(option) \(shown) is out of range: give a gain from \(dB(range.lowerBound)) to "
+                             + "\(dB(range.upperBound))\(relative)")
+        }
+        return gain
     }
 
     static func property(_ text: String) throws -> (String, String) {

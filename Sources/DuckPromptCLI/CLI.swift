@@ -49,8 +49,10 @@ public enum DuckPromptCLI {
         }
     }
 
+    /// Writes `duckprompt: MESSAGE` as one line: control characters in a quoted value (a
+    /// newline in an option) are written as escapes.
     static func printError(_ message: String) {
-        StandardStreams.writeError("duckprompt: \(message)\n")
+        StandardStreams.writeError("duckprompt: \(message.escapingControlCharacters)\n")
     }
 }
 
@@ -79,10 +81,6 @@ enum PlayCommand {
         flags: ["help", "verbose"],
         short: CommonOptions.short.merging(["d": "device", "v": "verbose"]) { a, _ in a })
 
-    /// Deepest `--duck` accepted, in dB: inaudible already (libpulse mutes a 100 % stream below
-    /// about -290 dB), and a 1.34 s attack at 1.5 dB per 10 ms.
-    static let deepestDuck = -200.0
-
     /// `play FILE... [--say TEXT]...`, or `say TEXT...` (`say` true: positionals are texts).
     static func run(_ args: [String], say: Bool = false) throws -> Int32 {
         // First, so that a signal during parsing is not lost (nor one a parent ignores).
@@ -90,16 +88,16 @@ enum PlayCommand {
         let verb = say ? "say" : "play"
         let r = try scanner.scan(args, verb: verb)
         if r.has("help") { print(say ? Help.say : Help.play); return 0 }
-        let texts = say ? r.positionals + r.all("say") : r.all("say")
+        // say's words are one text, as `echo` prints them: one sentence, not a prompt per word.
+        let spoken = say && !r.positionals.isEmpty ? [r.positionals.joined(separator: " ")] : []
+        let texts = spoken + r.all("say")
         let files = say ? [] : r.positionals
         guard !files.isEmpty || !texts.isEmpty else {
             throw UsageError(say ? "say needs a TEXT (see duckprompt say --help)"
                                  : "play needs a FILE (see duckprompt play --help)")
         }
-        var wordsPerMinute: Int? = nil
-        if let rate = r.last("rate") {
-            guard let wpm = Int(rate) else { throw UsageError("--rate '\(rate)' is not a whole number of words per minute") }
-            wordsPerMinute = wpm
+        let wordsPerMinute = try r.last("rate").map {
+            try OptionValue.integer($0, option: "rate", range: SpeechSource.wordsPerMinuteRange, unit: "words per minute")
         }
         let voice = r.last("voice")
         guard r.positionals.filter({ $0 == "-" }).count <= 1 else {
@@ -120,9 +118,7 @@ enum PlayCommand {
             }
             // A ramp takes one 10 ms step per 1.5 dB: an unbounded depth would mean an
             // unbounded attack (and Ramp traps once the step count overflows Int).
-            guard options.duck.value >= PlayCommand.deepestDuck else {
-                throw UsageError("--duck '\(d)' is out of range: give a gain from \(Int(PlayCommand.deepestDuck))dB to 0dB")
-            }
+            options.duck = try OptionValue.decibels(d, option: "duck", range: PlayOptions.duckRange)
         }
         if let m = r.last("duck-mode") {
             guard let mode = DuckMode(rawValue: m) else {
@@ -131,10 +127,10 @@ enum PlayCommand {
             options.duckMode = mode
         }
         if let p = r.last("pre-roll-ms") {
-            options.preRollMs = try OptionValue.milliseconds(p, option: "pre-roll-ms", range: 0...5000)
+            options.preRollMs = try OptionValue.milliseconds(p, option: "pre-roll-ms", range: PlayOptions.preRollRangeMs)
         }
         if let e = r.last("expire-ms") {
-            options.expireMs = try OptionValue.milliseconds(e, option: "expire-ms", range: 0...3_600_000)
+            options.expireMs = try OptionValue.milliseconds(e, option: "expire-ms", range: PlayOptions.expireRangeMs)
         }
         if let b = r.last("on-busy") {
             guard let policy = BusyPolicy(rawValue: b) else {
@@ -153,11 +149,18 @@ enum PlayCommand {
             guard !exempt.contains(where: \.isEmpty) else { throw UsageError("--duck-exempt-role needs a media.role, e.g. phone") }
             options.exemptRoles = Set(exempt)
         }
-        if let a = r.last("attack-ms") { options.attackMs = try OptionValue.milliseconds(a, option: "attack-ms") }
-        if let a = r.last("release-ms") { options.releaseMs = try OptionValue.milliseconds(a, option: "release-ms") }
-        if let v = r.last("volume") { options.volume = try OptionValue.decibels(v, option: "volume") }
+        if let a = r.last("attack-ms") {
+            options.attackMs = try OptionValue.milliseconds(a, option: "attack-ms", range: PlayOptions.rampRangeMs)
+        }
+        if let a = r.last("release-ms") {
+            options.releaseMs = try OptionValue.milliseconds(a, option: "release-ms", range: PlayOptions.rampRangeMs)
+        }
+        if let v = r.last("volume") {
+            options.volume = try OptionValue.decibels(v, option: "volume", range: PlayOptions.volumeRange,
+                                                      relative: " relative to the saved prompt volume")
+        }
         if let l = r.last("latency-msec") {
-            options.latencyMs = try OptionValue.milliseconds(l, option: "latency-msec", range: 1...10_000)
+            options.latencyMs = try OptionValue.milliseconds(l, option: "latency-msec", range: PlayOptions.latencyRangeMs)
         }
         for p in r.all("property") {
             let (k, v) = try OptionValue.property(p)

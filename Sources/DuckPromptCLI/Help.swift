@@ -5,8 +5,16 @@ enum Help {
                               unix:/run/user/1000/pulse/native). Default: $PULSE_SERVER,
                               then the user's default server.
       -n, --client-name NAME  Client name the server shows (default: duckprompt).
-      --timeout TIME          Give up connecting after TIME (5, 2.5s, 500ms; default 5s).
+      --timeout TIME          Give up connecting after TIME: 5, 2.5s, 500ms; 1ms to 600s
+                              (default 5s).
       -h, --help              Show this help.
+    """
+
+    /// How numbers are written, after the options of play and say.
+    static let numbers = """
+
+    Numbers are plain decimal: 200, -6.5, +3 (no spaces, exponents or hex); a value outside
+    its range is a usage error (exit 64).
     """
 
     static let main = """
@@ -59,18 +67,22 @@ enum Help {
                               or none (leave them alone).
       --duck-exempt-role ROLE Never duck streams with this media.role (repeatable; default:
                               phone). Giving it replaces the default.
-      --attack-ms MS          Ramp down over MS before the first prompt sample (default 200).
-      --release-ms MS         Ramp back over MS after the last sample was heard (default 500).
+      --attack-ms MS          Ramp down over MS before the first prompt sample, 0 to 60000
+                              (default 200).
+      --release-ms MS         Ramp back over MS after the last sample was heard, 0 to 60000
+                              (default 500).
       --volume GAIN           The prompt's level relative to the volume the server saved for
                               prompts (media.role=navigation: what you set in pavucontrol):
-                              -6dB, 80%; +6dB raises it. That saved volume is left as it was,
-                              also when the prompt is killed. Default: the saved volume.
-      --latency-msec MS       Prompt stream buffer (tlength) in ms, as paplay's; default:
-                              220 ms refilled 100 ms at a time (the sink runs at 10 ms).
+                              -6dB, 80%; +6dB raises it; from -200dB to +20dB. That saved
+                              volume is left as it was, also when the prompt is killed.
+                              Default: the saved volume.
+      --latency-msec MS       Prompt stream buffer (tlength) in ms, as paplay's, 1 to 10000;
+                              default: 220 ms refilled 100 ms at a time (the sink runs at
+                              10 ms).
       --pre-roll-ms MS        Silence before the prompt when the sink is asleep (suspended
                               or idle), so the device wakes first; overlaps the attack.
-                              Default by kind: Bluetooth 300, Bluetooth HFP 1000, HDMI 1000,
-                              others 0 (config: pre_roll_ms).
+                              0 to 5000. Default by kind: Bluetooth 300, Bluetooth HFP 1000,
+                              HDMI 1000, others 0 (config: pre_roll_ms).
       --priority PRIORITY     Place in the queue of prompts of every process, as in
                               speech-dispatcher (SSIP): important (never interrupted, goes
                               first, interrupts text, notification and progress), message
@@ -83,6 +95,7 @@ enum Help {
                               the next prompt, so other streams stay ducked in between.
       --expire-ms MS          Drop the prompt (exit 75) if it has not started within MS
                               (another prompt was playing): a stale prompt is worse than none.
+                              0 to 3600000.
       --on-busy POLICY        wait (default: prompts play one after another) or drop (exit 75
                               at once if another prompt is playing or waiting).
       --property KEY=VALUE    Set a stream property (repeatable), e.g. media.role=event.
@@ -90,16 +103,19 @@ enum Help {
                               --voice V and --rate WPM as for duckprompt say.
       -v, --verbose           Print the route and the ducked streams on stderr.
     \(common)
+    \(numbers)
     """
 
     static let say = """
-    OVERVIEW: Speak a prompt: synthesized with libespeak-ng in memory, then routed, ducked and
-    played exactly like duckprompt play.
+    OVERVIEW: Speak a prompt: synthesized with libespeak-ng in memory (a long text sentence by
+    sentence while it plays), routed, ducked and played exactly like duckprompt play.
 
     USAGE: duckprompt say [options] TEXT...
 
     ARGUMENTS:
-      TEXT                    What to say, e.g. "In 200 metres, turn left".
+      TEXT                    What to say, e.g. "In 200 metres, turn left"; several are
+                              joined with spaces. At most 5000 characters (Unicode code
+                              points), with --say's texts: about 5 minutes of speech.
 
     OPTIONS:
       --voice VOICE           An espeak-ng voice: en (default), en-us, de, fr-fr, …
@@ -107,6 +123,7 @@ enum Help {
       --rate WPM              Words per minute, 80 to 450 (default 175).
       Every option of duckprompt play (--duck, -d, --volume, --expire-ms, …) applies.
     \(common)
+    \(numbers)
     """
 
     static let devices = """

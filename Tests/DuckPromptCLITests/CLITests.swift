@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPromptCLI
+import DuckPrompt
 
 // Runs of the built `duckprompt` binary with no sound server reachable: help, versions,
 // usage errors, bad files and an unreachable server, checked by stdout, stderr and exit code.
@@ -446,12 +447,13 @@ struct ArgumentScannerTests {
 
     @Test("option values: milliseconds, durations, properties")
     func optionValues() throws {
-        #expect(try OptionValue.milliseconds("200", option: "attack-ms") == 200)
-        #expect(try OptionValue.milliseconds("250ms", option: "attack-ms") == 250)
-        #expect(try OptionValue.milliseconds("0", option: "attack-ms") == 0)
-        #expect(throws: UsageError.self) { try OptionValue.milliseconds("-5", option: "attack-ms") }
-        #expect(throws: UsageError.self) { try OptionValue.milliseconds("60001", option: "attack-ms") }
-        #expect(throws: UsageError.self) { try OptionValue.milliseconds("1.5", option: "attack-ms") }
+        let ramp = PlayOptions.rampRangeMs
+        #expect(try OptionValue.milliseconds("200", option: "attack-ms", range: ramp) == 200)
+        #expect(try OptionValue.milliseconds("250ms", option: "attack-ms", range: ramp) == 250)
+        #expect(try OptionValue.milliseconds("0", option: "attack-ms", range: ramp) == 0)
+        #expect(throws: UsageError.self) { try OptionValue.milliseconds("-5", option: "attack-ms", range: ramp) }
+        #expect(throws: UsageError.self) { try OptionValue.milliseconds("60001", option: "attack-ms", range: ramp) }
+        #expect(throws: UsageError.self) { try OptionValue.milliseconds("1.5", option: "attack-ms", range: ramp) }
 
         #expect(try OptionValue.duration("5", option: "timeout") == .seconds(5))
         #expect(try OptionValue.duration("2.5s", option: "timeout") == .milliseconds(2500))

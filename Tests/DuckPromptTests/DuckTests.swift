@@ -432,7 +432,7 @@ struct VolumeMathTests {
 struct DecibelsTests {
     @Test("dB and percent forms", arguments: [
         ("-20dB", -20.0), ("-20 dB", -20.0), ("-20", -20.0), ("-6.5dB", -6.5), ("0dB", 0.0),
-        ("-20db", -20.0), ("-20DB", -20.0), (" -20dB ", -20.0), ("0", 0.0), ("+3dB", 3.0),
+        ("-20db", -20.0), ("-20DB", -20.0), ("0", 0.0), ("+3dB", 3.0), ("+300dB", 300.0),
         ("100%", 0.0), ("10%", -60.0),
     ])
     func parses(text: String, dB: Double) throws {
@@ -449,6 +449,9 @@ struct DecibelsTests {
 
     @Test("text that is no volume is a usage error naming it", arguments: [
         "loud", "", "dB", "--20", "%", "-50%", "20 %dB", "x20dB", "inf", "-infdB", "nan", "nandB",
+        // Plain decimal only (NumberText): no white space around, no hex, exponent or overflow.
+        " -20dB ", " -20dB", "-20dB ", "-20  dB", "0x10", "0x10dB", "1e3dB", "-1e300dB", "10.dB", ".5dB",
+        "999999999999999999999999", "999999999999999999999999%", "５0%",
     ])
     func rejects(text: String) {
         let error = #expect(throws: DuckPromptError.self) { try Decibels(parsing: text) }
@@ -456,6 +459,12 @@ struct DecibelsTests {
         #expect(error?.exitCode == 64)
         #expect(error?.message.contains("'\(text)'") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("\n") == false)
+    }
+
+    @Test("a line break in the text is refused, and written as an escape: the message stays one line")
+    func lineBreak() {
+        let error = #expect(throws: DuckPromptError.self) { try Decibels(parsing: "-20dB\n\u{1B}[2J") }
+        #expect(error?.message.hasPrefix("'-20dB\\n\\u{1B}[2J' is not a volume") == true, "\(error?.message ?? "")")
     }
 
     @Test("a percentage that libpulse rounds to silence is rejected, not -inf dB",

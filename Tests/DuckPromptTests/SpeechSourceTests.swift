@@ -5,7 +5,10 @@ import Testing
 // Speech synthesized by libespeak-ng in memory: length, level, onset, errors and reading. No
 // server is contacted; the tests need libespeak-ng and espeak-ng-data (Scripts/setup).
 
-@Suite("SpeechSource")
+// Serialized, with the chunk tests nested in it: libespeak-ng keeps state between texts (after
+// some texts, such as one with '%' or at 80 wpm, the same prompt comes out up to 50 ms longer),
+// so `concurrent`, which compares lengths, must not run beside tests of odd texts and rates.
+@Suite("SpeechSource", .serialized)
 struct SpeechSourceTests {
     static let prompt = "In 200 metres, turn left"
 
@@ -210,4 +213,178 @@ struct EspeakLibraryTests {
         #expect(message == "speech needs espeak_ng_InitializePath, which libc.so.6 does not define; "
                     + "install the Debian package libespeak-ng1")
     }
+}
+
+// Long texts: cut into chunks, synthesized ahead of the reader by a worker thread, bounded.
+extension SpeechSourceTests {
+@Suite("SpeechSource chunks")
+struct Chunks {
+    /// About 4900 characters of navigation sentences (a deterministic mix).
+    static let longText: String = {
+        let words = "in two hundred metres turn left then keep right on the motorway exit towards the city "
+            + "centre at the roundabout take the second exit continue straight for three kilometres"
+        let list = words.split(separator: " ")
+        var sentences: [String] = []
+        var length = 0
+        var seed: UInt64 = 1
+        while length < 4800 {
+            var sentence: [Substring] = []
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            for i in 0..<(6 + Int(seed >> 60)) { sentence.append(list[(Int(seed >> 33) &+ i &* 7) % list.count]) }
+            let text = sentence.joined(separator: " ").capitalized(first: true) + "."
+            sentences.append(text)
+            length += text.count + 1
+        }
+        return sentences.joined(separator: " ")
+    }()
+
+    @Test("a prompt is one chunk; a long text is cut after sentence ends, clauses, then spaces, within the limits",
+          arguments: [
+            ("In 200 metres, turn left", 160, ["In 200 metres, turn left"], [false]),
+            ("Turn left. Then right.", 12, ["Turn left.", " Then right."], [true, false]),
+            ("Turn left now, then right.", 16, ["Turn left now,", " then right."], [true, false]),
+            ("Turn left now then right.", 16, ["Turn left now", " then right."], [false, false]),
+            ("Turnleftnowthenright", 8, ["Turnleft", "nowthenr", "ight"], [false, false, false]),
+            ("A. B, C. D", 9, ["A. B, C.", " D"], [true, false]),
+            ("3.5 km. Go", 8, ["3.5 km.", " Go"], [true, false]),
+            ("One\nTwo", 5, ["One\n", "Two"], [true, false]),
+          ] as [(String, Int, [String], [Bool])])
+    func chunks(text: String, limit: Int, expected: [String], pauses: [Bool]) {
+        let chunks = SpeechSource.chunks(of: text, firstLimit: limit, limit: limit)
+        #expect(chunks.map { String($0.text) } == expected)
+        #expect(chunks.map(\.pause) == pauses)
+    }
+
+    @Test("the chunks of a long text are the text, each within its limit")
+    func longChunks() {
+        let chunks = SpeechSource.chunks(of: Self.longText)
+        #expect(chunks.map { String($0.text) }.joined() == Self.longText)
+        #expect(chunks.count > 20)
+        #expect(chunks[0].text.unicodeScalars.count <= SpeechSource.firstChunkLimit)
+        #expect(chunks.allSatisfy { $0.text.unicodeScalars.count <= SpeechSource.chunkLimit })
+        #expect(chunks.dropLast().allSatisfy { $0.pause }, "every cut of this text is at a sentence end")
+        #expect(chunks.last?.pause == false)
+    }
+
+    @Test("a long text starts after one chunk of synthesis, holds a few seconds ahead, and sounds as the whole text would")
+    func longText() throws {
+        let text = Self.longText
+        let clock = ContinuousClock()
+        let wholeStart = clock.now
+        let whole = try SpeechSource.synthesizeWhole(text)
+        let wholeTime = clock.now - wholeStart
+        let made = clock.now
+        let source = try SpeechSource(text: text)
+        let firstTime = clock.now - made
+        print("[speech] \(text.count) characters: whole synthesis \(wholeTime), first chunk ready after \(firstTime)")
+        #expect(firstTime * 4 < wholeTime, "first chunk \(firstTime), whole text \(wholeTime)")
+        #expect(!source.isSynthesized)
+
+        // Given time, the worker stops a few seconds ahead of the reader (not the whole 5 min).
+        let wholeSeconds = Double(whole.count) / Double(source.rate)
+        #expect(wholeSeconds > 200, "\(wholeSeconds) s")
+        Thread.sleep(forTimeInterval: 0.5)
+        let ahead = Double(source.bufferedFrames) / Double(source.rate)
+        print("[speech] \(wholeSeconds) s of speech; \(ahead) s synthesized ahead of the reader")
+        #expect(ahead >= SpeechSource.aheadSeconds)
+        #expect(ahead <= SpeechSource.aheadSeconds + 20, "one chunk (at most ~17 s) over the window")
+        // Until the end is synthesized, the duration is an upper bound (a deadline made from it
+        // is never early).
+        #expect(source.duration >= wholeSeconds, "\(source.duration) s estimated, \(wholeSeconds) s whole")
+
+        // Read it all, as the stream does, checking the buffer stays bounded.
+        var samples: [Float] = []
+        samples.reserveCapacity(whole.count + 44100)
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2205)
+        defer { buffer.deallocate() }
+        var most = 0
+        while true {
+            // At the pace of a stream, not faster than the worker: a read that finds nothing
+            // synthesized yet would get 10 ms of silence (an underrun) instead of waiting.
+            while source.bufferedFrames == 0 && !source.isSynthesized { Thread.sleep(forTimeInterval: 0.001) }
+            let n = source.read(into: buffer, frames: 2205)
+            if n == 0 { break }
+            samples.append(contentsOf: UnsafeBufferPointer(start: buffer, count: n))
+            most = max(most, source.bufferedFrames)
+        }
+        #expect(Double(most) / Double(source.rate) <= SpeechSource.aheadSeconds + 20, "at most \(most) frames buffered")
+        #expect(source.isSynthesized)
+        #expect(Int64(samples.count) == source.frames)
+        // The chunks together are as long as the whole text in one call (sentence pauses kept
+        // through espeakENDPAUSE), within 2 %, and have no gap the whole text lacks.
+        let chunked = Double(samples.count) / Double(source.rate)
+        print("[speech] chunked \(chunked) s, whole \(wholeSeconds) s")
+        #expect(abs(chunked - wholeSeconds) / wholeSeconds < 0.02, "chunked \(chunked) s, whole \(wholeSeconds) s")
+        let longestGap = { (values: [Float]) -> Int in
+            var longest = 0, run = 0
+            for v in values { run = abs(v) * 32768 > 33 ? 0 : run + 1; longest = max(longest, run) }
+            return longest
+        }
+        let gapChunked = longestGap(samples)
+        let gapWhole = longestGap(whole.map { Float($0) / 32768 })
+        #expect(gapChunked <= gapWhole + source.rate / 20, "longest silence \(gapChunked) frames chunked, \(gapWhole) whole")
+    }
+
+    @Test("a reader that finds nothing synthesized waits 20 ms once, then gets silence at once, never the end")
+    func underrun() {
+        let buffer = SpeechBuffer(first: [16384, -16384], pendingCodePoints: 10)
+        let out = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+        defer { out.deallocate() }
+        #expect(buffer.read(into: out, frames: 64, silenceFrames: 8) == 2)
+        #expect(out[0] == 0.5 && out[1] == -0.5)
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(buffer.read(into: out, frames: 64, silenceFrames: 8) == 8)
+        let first = clock.now - start
+        #expect(first >= .milliseconds(SpeechSource.underrunWaitMs), "\(first)")
+        #expect((0..<8).allSatisfy { out[$0] == 0 })
+        let again = clock.now
+        #expect(buffer.read(into: out, frames: 64, silenceFrames: 8) == 8)
+        #expect(clock.now - again < .milliseconds(5), "the second read of an underrun does not wait")
+        buffer.append([8192, 8192, 8192], codePoints: 4)
+        #expect(buffer.read(into: out, frames: 64, silenceFrames: 8) == 3)
+        #expect(out[0] == 0.25)
+        #expect(buffer.progress == (5, 6, false))
+        buffer.finish()
+        #expect(buffer.read(into: out, frames: 64, silenceFrames: 8) == 0)
+        #expect(buffer.progress == (5, 0, true))
+    }
+
+    @Test("more than 5000 characters is a usage error naming the limit; 5000 are spoken")
+    func textLimit() throws {
+        let over = String(repeating: "Turn left. ", count: 455) + "x"   // 5006
+        let error = #expect(throws: DuckPromptError.self) { try SpeechSource(text: over) }
+        #expect(error?.code == .usage)
+        #expect(error?.message.contains("5006 characters") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("at most 5000") == true, "\(error?.message ?? "")")
+        // All the texts of one prompt together; code points, so combining marks count.
+        #expect(throws: DuckPromptError.self) { try SpeechSource.checkLength([String(repeating: "a", count: 3000), String(repeating: "b", count: 2001)]) }
+        #expect(throws: DuckPromptError.self) { try SpeechSource.checkLength(["a" + String(repeating: "\u{301}", count: 5000)]) }
+        try SpeechSource.checkLength([String(repeating: "a", count: 3000), String(repeating: "b", count: 2000)])
+        let atLimit = String(repeating: "Turn left. ", count: 454) + "Go on"   // 4999 + 5
+        #expect(atLimit.unicodeScalars.count <= 5000)
+        let source = try SpeechSource(text: String(atLimit.prefix(5000)))
+        #expect(source.frames > 0)
+    }
+
+    // espeak-ng 1.51 speaks unknown symbols by name or code: the longest per code point here.
+    // No '%': once espeak has read one, every later "In 200 metres, turn left" in the process
+    // is 40 ms longer (espeak-ng 1.51 keeps some state), which `concurrent` would see.
+    @Test("the duration bound per code point holds for the slowest text espeak makes of few characters",
+          arguments: [80, 175, 450])
+    func durationBound(wpm: Int) throws {
+        let perCodePoint = SpeechSource.maxSecondsPerCodePoint * max(1, 175 / Double(wpm))
+        for text in ["𓀀𓀀𓀀", "ⅧⅧⅧ", "ꙮꙮꙮ", "ǅǅǅ", "1234567890", "999999999999999999999999999999", "WWWWWWWWWW", "©©©"] {
+            let samples = try SpeechSource.synthesizeWhole(text, wordsPerMinute: wpm)
+            let seconds = Double(samples.count) / 22050
+            let bound = Double(text.unicodeScalars.count) * perCodePoint
+            #expect(seconds <= bound, "'\(text)' at \(wpm) wpm: \(seconds) s over the bound \(bound) s")
+        }
+    }
+}
+
+}
+
+private extension String {
+    func capitalized(first: Bool) -> String { prefix(1).uppercased() + dropFirst() }
 }
