@@ -186,14 +186,20 @@ public enum DuckPrompt {
     /// their own volume, saved volumes they left ducked are repaired, and the journals are
     /// removed. Waits while a prompt is playing (it holds the duck lock).
     ///
-    /// - Returns: one line per journal handled; empty when there was nothing to do.
+    /// - Returns: one line per journal handled (empty when there was nothing to do), and the
+    ///   files of the directory that are not journals it can use: refused by
+    ///   `DuckJournal.validate()` (out of bounds: forged or damaged), garbled, of another
+    ///   version, symbolic links, not regular files or too large; none of them changed a volume.
     /// - Throws: `.internal` when the journal directory is unsafe (a symlink, another owner).
-    public static func restore(server: ServerOptions = ServerOptions()) async throws -> [String] {
+    public static func restore(server: ServerOptions = ServerOptions()) async throws
+        -> (notes: [String], problems: [JournalProblem]) {
         try await runBlocking(InterruptControl()) { control in
             let store = try JournalStore()
             let lock = try RuntimeLock.acquire(in: store, timeout: nil, cancelled: { control.isCancelled })
             defer { lock.release() }
-            return Recovery.recoverOrphans(store: store, server: server)
+            var problems: [JournalProblem] = []
+            let notes = Recovery.recoverOrphans(store: store, server: server) { problems.append($0) }
+            return (notes, problems)
         }
     }
 
@@ -231,25 +237,26 @@ public enum DuckPrompt {
     ///     list sinks`, `pw-dump` or `wpctl inspect` output; `-` reads standard input.
     ///   - request: route as if this sink had been asked for.
     ///   - config: the user's routing settings (`DuckPromptConfig.load()`); default: none.
-    /// - Throws: `.noInput` (66) when the file cannot be read, `.unsupportedData` (65) when it
-    ///   is in none of those formats (the message lists them).
+    /// - Throws: `.noInput` (66) when the file is missing or cannot be read, or is not a
+    ///   regular file or a pipe (a directory, `/dev/zero`); `.unsupportedData` (65) when it is
+    ///   larger than 16 MiB (`BoundedFile.dumpLimit`), in none of those formats (the message
+    ///   lists them), or holds no sink with a name.
     /// A `pw-dump` or a full `pactl --format=json list` also carries the streams, so a filter
     /// such as EasyEffects is seen forwarding to its device, as live.
     public static func devices(fromDump path: String, request: DeviceRequest? = nil,
                                config: DuckPromptConfig = DuckPromptConfig()) throws -> DeviceListing {
-        let text: String
-        if path == "-" {
-            text = String(decoding: try StandardStreams.readInput(), as: UTF8.self)
-        } else {
-            guard FileManager.default.isReadableFile(atPath: path),
-                  let data = FileManager.default.contents(atPath: path) else {
-                var isDirectory = false
-                let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-                throw DuckPromptError(.noInput, !exists ? "\(path): no such file"
-                                      : isDirectory ? "\(path): is a directory" : "\(path): permission denied")
-            }
-            text = String(decoding: data, as: UTF8.self)
+        let data: Data
+        do {
+            data = path == "-"
+                ? try BoundedFile.read(descriptor: STDIN_FILENO, limit: BoundedFile.dumpLimit, accept: .anything)
+                : try BoundedFile.read(path: path, limit: BoundedFile.dumpLimit, accept: .regularFilesAndPipes)
+        } catch {
+            // Too large: no real dump is (65); missing, unreadable, not a file: 66.
+            throw DuckPromptError(error.kind == .tooLarge ? .unsupportedData : .noInput,
+                                  "\(path == "-" ? "standard input" : path): \(error.reason)"
+                                  + (error.kind == .tooLarge ? ": no sink dump is that large" : ""))
         }
+        let text = String(decoding: data, as: UTF8.self)
         do {
             return DeviceListing(snapshot: try SinkDumpReader.readSnapshot(text), request: request, config: config)
         } catch let error as DuckPromptError {
@@ -477,7 +484,8 @@ public enum DuckPrompt {
         let depth: Double = switch options.duckMode {
         case .none: 0
         case .mute: -.infinity
-        case .duck: min(0, options.duck.value)
+        // Below -200 dB a duck is inaudible already; a journal holds no deeper one.
+        case .duck: max(DuckJournal.deepestDepth, min(0, options.duck.value))
         }
         var plan = DuckPlan(inputs: snapshot.sinkInputs, depth: depth, exemptRoles: options.exemptRoles)
         // The duck of a prompt this one interrupted continues: no release in between.

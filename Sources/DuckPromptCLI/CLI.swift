@@ -264,10 +264,12 @@ enum RestoreCommand {
         if r.has("help") { print(Help.restore); return 0 }
         guard r.positionals.isEmpty else { throw UsageError("restore takes no arguments, got '\(r.positionals[0])'") }
         let server = try CommonOptions.server(r)
-        let notes = try waitFor { try await DuckPrompt.restore(server: server) }
-        if notes.isEmpty { print("nothing to restore: no prompt died while ducking") }
+        let (notes, problems) = try waitFor { try await DuckPrompt.restore(server: server) }
+        if notes.isEmpty, problems.isEmpty { print("nothing to restore: no prompt died while ducking") }
         for note in notes { print(note) }
-        return 0
+        // A file that is not a journal it can use (forged, garbled, a link): named, and 65.
+        for problem in problems { DuckPromptCLI.printError("journal \(problem)") }
+        return problems.isEmpty ? 0 : 65
     }
 }
 

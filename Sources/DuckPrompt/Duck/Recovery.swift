@@ -8,12 +8,17 @@ enum Recovery {
     /// Restores every orphaned journal in `store` and removes it. Call while holding the
     /// `RuntimeLock`, so that no two processes restore the same journal.
     ///
+    /// - Parameter problems: where files that are not usable journals are reported; nil puts
+    ///   them among the returned lines.
     /// - Returns: one line per journal for stderr: what was restored, or why a journal was kept.
-    static func recoverOrphans(store: JournalStore, server: ServerOptions) -> [String] {
+    static func recoverOrphans(store: JournalStore, server: ServerOptions,
+                               problems: ((JournalProblem) -> Void)? = nil) -> [String] {
         var notes: [String] = []
         let orphans: [(path: String, journal: DuckJournal)]
         do {
-            orphans = try store.orphans { problem in notes.append("journal \(problem)") }
+            orphans = try store.orphans { problem in
+                if let problems { problems(problem) } else { notes.append("journal \(problem)") }
+            }
         } catch {
             return ["cannot look for journals of dead prompts: \(error)"]
         }
