@@ -256,6 +256,12 @@ public enum DuckPrompt {
                                   "\(path == "-" ? "standard input" : path): \(error.reason)"
                                   + (error.kind == .tooLarge ? ": no sink dump is that large" : ""))
         }
+        // Text tools print no NUL byte: random bytes, a core file or UTF-16 are refused at
+        // once rather than parsed line by line (16 MiB of random bytes took 17 s).
+        guard !data.contains(0) else {
+            throw DuckPromptError(.unsupportedData, "\(path == "-" ? "standard input" : path): is not a sink dump "
+                                  + "(it holds NUL bytes, so it is not text): " + SinkDumpReader.formatsRead)
+        }
         let text = String(decoding: data, as: UTF8.self)
         do {
             return DeviceListing(snapshot: try SinkDumpReader.readSnapshot(text), request: request, config: config)
