@@ -341,11 +341,7 @@ struct FuzzTests {
     func journalFiles() throws {
         let rt = try TempRuntime()
         let store = try JournalStore(runtimeDir: rt.path)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/true")
-        try p.run()
-        p.waitUntilExit()
-        let dead = p.processIdentifier
+        let dead = try deadPid()
         let seeds = try Self.journalSeeds().map { seed -> [UInt8] in
             var j = try DuckJournal.decoded(from: Data(seed))
             j.pid = dead

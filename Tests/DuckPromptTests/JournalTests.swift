@@ -52,7 +52,7 @@ private func sampleJournal(pid: Int32, start: UInt64 = 4242, depth: Double = -20
 }
 
 /// Runs `/bin/true` and returns its pid once it has exited and been reaped: a dead pid.
-private func deadPid() throws -> Int32 {
+func deadPid() throws -> Int32 {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: "/bin/true")
     try p.run()
