@@ -639,9 +639,10 @@ struct HostileInputCLITests {
         #expect(run.stderr == "duckprompt: \(large): is larger than 16 MiB: no sink dump is that large\n")
         #expect(run.seconds < Binary.timeLimit(1))
 
-        var rng = SystemRandomNumberGenerator()
+        // 1 MB of bytes that look random (a multiplicative hash of the offset), NULs among them.
         let random = scratch.path("random.bin")
-        try Data((0..<1_000_000).map { _ in UInt8.random(in: 0...255, using: &rng) }).write(to: URL(fileURLWithPath: random))
+        try Data((0..<1_000_000).map { (i: UInt32) in UInt8(truncatingIfNeeded: (i &* 2_654_435_761) >> 13) })
+            .write(to: URL(fileURLWithPath: random))
         let bytes = try Binary.run(["devices", "--from", random], limit: 10)
         expectError(bytes, status: 65)
         #expect(bytes.stderr.hasPrefix("duckprompt: \(random): is not a sink dump (it holds NUL bytes, so it is not text)"))

@@ -8,8 +8,8 @@ import Testing
 // case that reproduces it. The readers must not crash, hang or take long, and a journal that
 // is refused must never lead to a volume write.
 //
-// Budget: all of it runs in about 3 s in a debug build (each test checks its own time, with
-// room for ThreadSanitizer, which Scripts/test also runs in CI).
+// Budget: the suite runs in about 4.4 s in a debug build and 11.3 s under ThreadSanitizer,
+// which Scripts/test also runs in CI (each test checks its own time, see `fuzz`).
 
 /// SplitMix64: small, fast, and the same sequence on every machine for a seed.
 struct SeededGenerator: RandomNumberGenerator {
@@ -107,15 +107,16 @@ enum Mutator {
     }
 }
 
-/// Runs `body` for `count` mutations of `seeds`; fails with the case's number on a slow case,
-/// and checks the total time against `budget` seconds (doubled under ThreadSanitizer, whose
-/// builds run about 5 times slower: the budgets are set from debug runs with that margin).
+/// Runs `body` for `count` mutations of `seeds`; fails with the case's number on a case over
+/// 1 s, and when all take over `budget` seconds: a hang or a reader gone quadratic, not noise
+/// (the budgets are about 4 times what a debug build takes on a busy 2-core machine; 4 times
+/// more under ThreadSanitizer, which measured 2.6 times slower here).
 func fuzz(_ name: String, seeds: [[UInt8]], count: Int, seed: UInt64, budget: Double,
           _ body: (_ input: [UInt8], _ caseNumber: Int) throws -> Void) rethrows {
     var rng = SeededGenerator(seed: seed)
     let clock = ContinuousClock()
     let sanitized = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] != nil
-    let scale = sanitized ? 6.0 : 1.0
+    let scale = sanitized ? 4.0 : 1.0
     var slowest = (Duration.zero, -1)
     let total = try clock.measure {
         for n in 0..<count {
@@ -192,7 +193,7 @@ struct FuzzTests {
     @Test("dump readers (pactl text, pacmd, pactl JSON, pw-dump, wpctl): 800 mutated fixtures, no crash, no slow case")
     func dumps() throws {
         let seeds = try Self.dumpSeeds()
-        fuzz("dumps", seeds: seeds.small, count: 800, seed: 0x13_05, budget: 4) { input, n in Self.readAll(input, case: n) }
+        fuzz("dumps", seeds: seeds.small, count: 800, seed: 0x13_05, budget: 8) { input, n in Self.readAll(input, case: n) }
         fuzz("large dumps", seeds: seeds.large, count: 10, seed: 0x13_06, budget: 3) { input, n in Self.readAll(input, case: n) }
     }
 
@@ -216,7 +217,7 @@ struct FuzzTests {
     @Test("config parser: 1000 mutated configs, each valid or a .config error naming the file")
     func config() throws {
         let seeds = Self.configSeeds.map { Array($0.utf8) }
-        fuzz("config", seeds: seeds, count: 1000, seed: 0x13_0C, budget: 3) { input, n in
+        fuzz("config", seeds: seeds, count: 1000, seed: 0x13_0C, budget: 4) { input, n in
             do {
                 let config = try DuckPromptConfig.parse(Data(input), path: "/fuzz/config.json")
                 if let duck = config.duck { #expect(duck.value >= -200 && duck.value <= 0, "case \(n)") }
@@ -315,7 +316,7 @@ struct FuzzTests {
         let seeds = try Self.journalSeeds()
         var accepted = 0, refused = 0, outOfBounds = 0
         var rng = SeededGenerator(seed: 0x13_F0)
-        fuzz("journals", seeds: seeds, count: 1000, seed: 0x13_05_1, budget: 3) { mutated, n in
+        fuzz("journals", seeds: seeds, count: 1000, seed: 0x13_05_1, budget: 5) { mutated, n in
             // Half the cases are byte mutations, half forged values.
             let input = n % 2 == 0 ? mutated : (try? Self.forge(seeds[n % seeds.count], using: &rng)) ?? mutated
             do {
@@ -341,14 +342,15 @@ struct FuzzTests {
     func journalFiles() throws {
         let rt = try TempRuntime()
         let store = try JournalStore(runtimeDir: rt.path)
-        let dead = try deadPid()
+        // A pid above any pid_max (2^22): no process has it, and the bytes are the same every run.
+        let dead: Int32 = 2_000_000_000
         let seeds = try Self.journalSeeds().map { seed -> [UInt8] in
             var j = try DuckJournal.decoded(from: Data(seed))
             j.pid = dead
             return Array(try j.encoded())
         }
         let path = "\(rt.journalDir)/journal-\(dead).json"
-        fuzz("journal files", seeds: seeds, count: 150, seed: 0x13_05_2, budget: 3) { input, n in
+        fuzz("journal files", seeds: seeds, count: 150, seed: 0x13_05_2, budget: 2) { input, n in
             FileManager.default.createFile(atPath: path, contents: Data(input))
             var problems: [JournalProblem] = []
             let found = (try? store.orphans { problems.append($0) }) ?? []
