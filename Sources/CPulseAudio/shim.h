@@ -10,6 +10,7 @@ static inline int dp_pa_volume_is_valid(pa_volume_t v) { return PA_VOLUME_IS_VAL
 static inline pa_volume_t dp_pa_volume_norm(void) { return PA_VOLUME_NORM; }
 static inline pa_volume_t dp_pa_volume_muted(void) { return PA_VOLUME_MUTED; }
 static inline pa_volume_t dp_pa_volume_max(void) { return PA_VOLUME_MAX; }
+static inline pa_volume_t dp_pa_volume_ui_max(void) { return PA_VOLUME_UI_MAX; }
 static inline size_t dp_pa_cvolume_snprint_max(void) { return PA_CVOLUME_SNPRINT_MAX; }
 static inline int dp_pa_channels_max(void) { return PA_CHANNELS_MAX; }
 /* pa_proplist_setf is variadic; Swift formats the value itself and calls pa_proplist_sets. */

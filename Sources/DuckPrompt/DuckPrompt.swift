@@ -155,6 +155,9 @@ public struct RestoreReport: Sendable {
     /// Paths of the journals kept because their server could not be reached or did not
     /// confirm every write (`duckprompt restore` then exits 69).
     public var kept: [String]
+    /// Files of the journal directory that are not journals it can use (`duckprompt restore`
+    /// then exits 65, unless a journal was kept).
+    public var problems: [JournalProblem]
 }
 
 /// A server's sinks, each classified, and where a prompt would go now.
@@ -235,8 +238,11 @@ public enum DuckPrompt {
     /// A journal is removed only once every volume it names was confirmed restored; when its
     /// server does not answer (killed, restarting, stalled), it is kept for the next try.
     ///
-    /// - Returns: one line per journal handled (empty when there was nothing to do), and the
-    ///   journals kept.
+    /// - Returns: one line per journal handled (empty when there was nothing to do), the
+    ///   journals kept, and the files of the directory that are not journals it can use:
+    ///   refused by `DuckJournal.validate()` (out of bounds: forged or damaged), garbled, of
+    ///   another version, symbolic links, not regular files or too large; none of them changed
+    ///   a volume.
     /// - Throws: `.internal` when the journal directory is unsafe (a symlink, another owner).
     public static func restore(server: ServerOptions = ServerOptions()) async throws -> RestoreReport {
         try await runBlocking(InterruptControl()) { control in
@@ -244,7 +250,7 @@ public enum DuckPrompt {
             let lock = try RuntimeLock.acquire(in: store, timeout: nil, cancelled: { control.isCancelled })
             defer { lock.release() }
             let outcome = Recovery.recoverOrphans(store: store, server: server)
-            return RestoreReport(notes: outcome.notes, kept: outcome.kept)
+            return RestoreReport(notes: outcome.notes, kept: outcome.kept, problems: outcome.problems)
         }
     }
 
@@ -252,7 +258,7 @@ public enum DuckPrompt {
     static func recoverInPassing(server: ServerOptions) -> [String] {
         guard let store = try? JournalStore(), let lock = try? RuntimeLock.tryAcquire(in: store) else { return [] }
         defer { lock.release() }
-        return Recovery.recoverOrphans(store: store, server: server).notes
+        return Recovery.recoverOrphans(store: store, server: server).lines
     }
 
     /// Lists and classifies the server's sinks and routes a prompt, without playing anything.
@@ -282,25 +288,32 @@ public enum DuckPrompt {
     ///     list sinks`, `pw-dump` or `wpctl inspect` output; `-` reads standard input.
     ///   - request: route as if this sink had been asked for.
     ///   - config: the user's routing settings (`DuckPromptConfig.load()`); default: none.
-    /// - Throws: `.noInput` (66) when the file cannot be read, `.unsupportedData` (65) when it
-    ///   is in none of those formats (the message lists them).
+    /// - Throws: `.noInput` (66) when the file is missing or cannot be read, or is not a
+    ///   regular file or a pipe (a directory, `/dev/zero`); `.unsupportedData` (65) when it is
+    ///   larger than 16 MiB (`BoundedFile.dumpLimit`), in none of those formats (the message
+    ///   lists them), or holds no sink with a name.
     /// A `pw-dump` or a full `pactl --format=json list` also carries the streams, so a filter
     /// such as EasyEffects is seen forwarding to its device, as live.
     public static func devices(fromDump path: String, request: DeviceRequest? = nil,
                                config: DuckPromptConfig = DuckPromptConfig()) throws -> DeviceListing {
-        let text: String
-        if path == "-" {
-            text = String(decoding: try StandardStreams.readInput(), as: UTF8.self)
-        } else {
-            guard FileManager.default.isReadableFile(atPath: path),
-                  let data = FileManager.default.contents(atPath: path) else {
-                var isDirectory = false
-                let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-                throw DuckPromptError(.noInput, !exists ? "\(path): no such file"
-                                      : isDirectory ? "\(path): is a directory" : "\(path): permission denied")
-            }
-            text = String(decoding: data, as: UTF8.self)
+        let data: Data
+        do {
+            data = path == "-"
+                ? try BoundedFile.read(descriptor: STDIN_FILENO, limit: BoundedFile.dumpLimit, accept: .anything)
+                : try BoundedFile.read(path: path, limit: BoundedFile.dumpLimit, accept: .regularFilesAndPipes)
+        } catch {
+            // Too large: no real dump is (65); missing, unreadable, not a file: 66.
+            throw DuckPromptError(error.kind == .tooLarge ? .unsupportedData : .noInput,
+                                  "\(path == "-" ? "standard input" : path): \(error.reason)"
+                                  + (error.kind == .tooLarge ? ": no sink dump is that large" : ""))
         }
+        // Text tools print no NUL byte: random bytes, a core file or UTF-16 are refused at
+        // once rather than parsed line by line (16 MiB of random bytes took 17 s).
+        guard !data.contains(0) else {
+            throw DuckPromptError(.unsupportedData, "\(path == "-" ? "standard input" : path): is not a sink dump "
+                                  + "(it holds NUL bytes, so it is not text): " + SinkDumpReader.formatsRead)
+        }
+        let text = String(decoding: data, as: UTF8.self)
         do {
             return DeviceListing(snapshot: try SinkDumpReader.readSnapshot(text), request: request, config: config)
         } catch let error as DuckPromptError {
@@ -526,7 +539,7 @@ public enum DuckPrompt {
         // A newer prompt that interrupts this one says so in the queue.
         let watcher = StopWatcher(ticket: ticket, control: control)
         defer { watcher.cancel() }
-        let notes = Recovery.recoverOrphans(store: store, server: server).notes
+        let notes = Recovery.recoverOrphans(store: store, server: server).lines
         // Only a duck on this same server can be taken over (another is left for its owner,
         // or restored once its owner is gone).
         let runtimeDir = Environment.value("XDG_RUNTIME_DIR")
@@ -544,7 +557,8 @@ public enum DuckPrompt {
         let depth: Double = switch options.duckMode {
         case .none: 0
         case .mute: -.infinity
-        case .duck: min(0, options.duck.value)
+        // Below -200 dB a duck is inaudible already; a journal holds no deeper one.
+        case .duck: max(DuckJournal.deepestDepth, min(0, options.duck.value))
         }
         var plan = DuckPlan(inputs: snapshot.sinkInputs, depth: depth, exemptRoles: options.exemptRoles)
         // The duck of a prompt this one interrupted continues: no release in between.

@@ -34,7 +34,8 @@ enum Help {
       -h, --help              Show this help.
 
     See 'duckprompt <subcommand> --help'. Exit codes: 0 ok, 64 usage, 65 unreadable or
-    unsupported audio, 66 file missing or unreadable, 69 no server or no usable sink (or,
+    unsupported audio, not a sink dump, or a journal restore would not use, 66 file
+    missing, unreadable or not a regular file, 69 no server or no usable sink (or,
     for speech, no libespeak-ng), 70 internal error, 75 prompt dropped or interrupted
     (--priority, --expire-ms, --on-busy drop), 78 bad config file, 128+N stopped by
     signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
@@ -141,7 +142,8 @@ enum Help {
                               the route changes, with the new routing decision. Ctrl-C ends.
       --from FILE             Read sinks from a dump instead of a server: `pactl list sinks`,
                               `pacmd list-sinks`, `pactl --format=json list sinks`, `pw-dump`
-                              or `wpctl inspect` output ('-' reads standard input).
+                              or `wpctl inspect` output ('-' reads standard input),
+                              at most 16 MiB.
       -d, --device SINK       Route as if SINK had been asked for.
     \(common)
     """
@@ -154,6 +156,10 @@ enum Help {
     Every duckprompt command does this in passing; restore does it explicitly, waiting for a
     playing prompt first. Streams still at a level the dead prompt's duck wrote go back to their
     own volume; saved volumes it left ducked are repaired; its journal is removed.
+
+    A journal out of bounds (over 153 % or 32 channels, all channels 0, a depth or index no duck
+    writes) is refused, never acted on, and named on stderr; restore then exits 65, as for any
+    file of the journal directory it does not use (garbled, another version, a symbolic link).
 
     OPTIONS:
     \(common)

@@ -612,3 +612,132 @@ struct PlayInputsCLITests {
         #expect(tooWide.stderr.contains("10 channels"), "\(tooWide.stderr)")
     }
 }
+
+/// Hostile and odd input files (issue 13): dumps, the config file and journals are read within
+/// a size limit, by kind, and refused with the documented code, one line naming the file.
+/// No server answers here, so no volume can change; the integration tests check the same on
+/// real servers with music playing.
+@Suite("hostile input files")
+struct HostileInputCLITests {
+    static let fixture = DevicesFromFixturesCLITests.fixtures
+        .appendingPathComponent("008-pa-amd-alc257-speaker-active-hp-unplugged.txt").path
+
+    @Test("devices --from /dev/zero: 66, not a regular file, at once")
+    func devZero() throws {
+        let run = try Binary.run(["devices", "--from", "/dev/zero"], limit: 5)
+        expectError(run, status: 66)
+        #expect(run.stderr == "duckprompt: /dev/zero: is not a regular file (a character device)\n")
+        #expect(run.seconds < Binary.timeLimit(1))
+    }
+
+    @Test("devices --from a 100 MB file: 65, larger than 16 MiB, at once; random bytes under it: 65, not text")
+    func largeAndRandom() throws {
+        let scratch = try Scratch()
+        let large = scratch.path("large.txt")
+        FileManager.default.createFile(atPath: large, contents: nil)
+        #expect(truncate(large, 100_000_000) == 0)
+        let run = try Binary.run(["devices", "--from", large], limit: 10)
+        expectError(run, status: 65)
+        #expect(run.stderr == "duckprompt: \(large): is larger than 16 MiB: no sink dump is that large\n")
+        #expect(run.seconds < Binary.timeLimit(1))
+
+        // 1 MB of bytes that look random (a multiplicative hash of the offset), NULs among them.
+        let random = scratch.path("random.bin")
+        try Data((0..<1_000_000).map { (i: UInt32) in UInt8(truncatingIfNeeded: (i &* 2_654_435_761) >> 13) })
+            .write(to: URL(fileURLWithPath: random))
+        let bytes = try Binary.run(["devices", "--from", random], limit: 10)
+        expectError(bytes, status: 65)
+        #expect(bytes.stderr.hasPrefix("duckprompt: \(random): is not a sink dump (it holds NUL bytes, so it is not text)"))
+    }
+
+    @Test("a dump whose blocks name no sink: 65, no sinks found")
+    func noNamedSink() throws {
+        let scratch = try Scratch()
+        let path = scratch.path("blocks.txt")
+        try Data("Sink #1\n\tState: RUNNING\n\tMute: no\n".utf8).write(to: URL(fileURLWithPath: path))
+        let run = try Binary.run(["devices", "--from", path])
+        expectError(run, status: 65)
+        #expect(run.stderr.hasPrefix("duckprompt: \(path): no sinks found (no sink in it has a name): duckprompt reads `pactl list sinks`"))
+    }
+
+    @Test("a config file of 50 MB or a FIFO: 78 naming it, at once")
+    func config() throws {
+        for kind in ["large", "fifo"] {
+            let scratch = try Scratch()
+            let file = scratch.path("config/duckprompt/config.json")
+            try FileManager.default.createDirectory(atPath: scratch.path("config/duckprompt"), withIntermediateDirectories: true)
+            if kind == "large" {
+                FileManager.default.createFile(atPath: file, contents: nil)
+                #expect(truncate(file, 50_000_000) == 0)
+            } else {
+                #expect(mkfifo(file, 0o600) == 0)
+            }
+            let run = try Binary.run(["route", "--from", Self.fixture], limit: 10,
+                                     environment: ["XDG_CONFIG_HOME": scratch.path("config")])
+            expectError(run, status: 78)
+            #expect(run.stderr == "duckprompt: \(file): "
+                    + (kind == "large" ? "is larger than 1 MiB: a config file is a few lines of JSON\n" : "is not a regular file (a FIFO)\n"))
+            #expect(run.seconds < Binary.timeLimit(1))
+        }
+    }
+
+    /// A pid no process has: a child's, once it has exited.
+    static func deadPid() throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/true")
+        try p.run()
+        p.waitUntilExit()
+        return p.processIdentifier
+    }
+
+    @Test("restore with a forged journal (1000 %, 1000 channels, mute): 65, one line naming each file, removed, no server contacted",
+          arguments: ["volume", "channels", "mute"])
+    func forgedJournal(kind: String) throws {
+        let scratch = try Scratch()
+        let runtime = scratch.path("runtime")
+        try FileManager.default.createDirectory(atPath: runtime + "/duckprompt", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let dead = try Self.deadPid()
+        let original = switch kind {
+        case "volume": "[655360, 655360]"
+        case "channels": "[" + Array(repeating: "30000", count: 1000).joined(separator: ",") + "]"
+        default: "[0, 0]"
+        }
+        let journal = """
+            {"version": 1, "pid": \(dead), "processStart": 1, "serverName": "x", "depth": -20, "updated": 0,
+             "streams": [{"index": 3, "original": {"values": \(original)}, "key": {"mediaRole": "music"}}], "ended": []}
+            """
+        let path = runtime + "/duckprompt/journal-\(dead).json"
+        try Data(journal.utf8).write(to: URL(fileURLWithPath: path))
+        let run = try Binary.run(["restore"], limit: 10, environment: ["XDG_RUNTIME_DIR": runtime])
+        expectError(run, status: 65)
+        let reason = switch kind {
+        case "volume": "volume 655360 (1000 %) is above 99957 (153 %, +11 dB), the most a journal restores"
+        case "channels": "1000 channels (a stream has 1 to 32)"
+        default: "every channel's volume is 0: restoring it would mute the stream"
+        }
+        #expect(run.stderr == "duckprompt: journal \(path): refused: stream #3: \(reason); removed\n")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // The server (unreachable here) was not asked: the refusal came first.
+        #expect(!run.stderr.contains(unreachableServer))
+    }
+
+    @Test("600 symbolic links in the journal directory: one warning line per run, not 600")
+    func manyLinks() throws {
+        let scratch = try Scratch()
+        let runtime = scratch.path("runtime")
+        let dir = runtime + "/duckprompt"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        for n in 1...600 {
+            try FileManager.default.createSymbolicLink(atPath: "\(dir)/journal-\(4_000_000 + n).json", withDestinationPath: "/nonexistent")
+        }
+        for _ in 0..<2 {
+            let run = try Binary.run(["restore"], limit: 10, environment: ["XDG_RUNTIME_DIR": runtime])
+            expectError(run, status: 65)
+            #expect(run.stderr == "duckprompt: journal \(dir): 600 files (journal-4000001.json … journal-4000600.json): "
+                    + "is a symbolic link; not followed; all left in place\n")
+        }
+        // devices --from reads no journal; a play or devices on a server warns the same one line.
+    }
+}

@@ -213,6 +213,34 @@ struct ConfigTests {
         #expect(error?.message.hasPrefix(file.path) == true)
     }
 
+    @Test("load: a file over 1 MiB, a FIFO or /dev/zero is a .config error naming it, read no further",
+          arguments: ["large", "fifo", "zero"])
+    func boundedRead(kind: String) throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("duckprompt/config.json")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        switch kind {
+        case "large": // 50 MB of invalid JSON took 15 s and 1.3 GB before it was refused
+            FileManager.default.createFile(atPath: file.path, contents: nil)
+            #expect(truncate(file.path, 50_000_000) == 0)
+        case "fifo": #expect(mkfifo(file.path, 0o600) == 0)
+        default: try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "/dev/zero")
+        }
+        let clock = ContinuousClock()
+        var error: DuckPromptError?
+        let took = clock.measure {
+            error = #expect(throws: DuckPromptError.self) {
+                try DuckPromptConfig.load(environment: ["XDG_CONFIG_HOME": directory.path])
+            }
+        }
+        #expect(error?.code == .config)
+        let reason = kind == "large" ? "is larger than 1 MiB: a config file is a few lines of JSON"
+            : kind == "fifo" ? "is not a regular file (a FIFO)" : "is not a regular file (a character device)"
+        #expect(error?.message == "\(file.path): \(reason)")
+        #expect(took < .seconds(1))
+    }
+
     // MARK: Patterns
 
     @Test("glob patterns: * and ? and backslash, case-sensitive, whole string", arguments: [

@@ -515,6 +515,21 @@ struct DumpReaderTests {
     }
 }
 
+@Suite("Dumps with no named sink")
+struct NamelessDumpTests {
+    @Test("blocks that name no sink (random text with a key: value line) are refused: no sinks found", arguments: [
+        "Sink #1\n\tState: RUNNING\n",
+        "\tDriver: module-null-sink.c\n\tMute: no\n",
+        "\u{7}x: 3\nDriver: y\n",
+    ])
+    func nameless(text: String) throws {
+        let error = #expect(throws: DuckPromptError.self) { try SinkDumpReader.readSnapshot(text) }
+        #expect(error?.code == .unsupportedData)
+        #expect(error?.message.hasPrefix("no sinks found (no sink in it has a name): duckprompt reads `pactl list sinks`") == true,
+                "\(String(describing: error))")
+    }
+}
+
 @Suite("DumpLine normalization")
 struct DumpLineNormalizationTests {
     @Test("CR LF and CR end lines; no-break, narrow and figure spaces are spaces; the full-width colon is a colon")

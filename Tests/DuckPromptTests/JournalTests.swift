@@ -52,7 +52,7 @@ private func sampleJournal(pid: Int32, start: UInt64 = 4242, depth: Double = -20
 }
 
 /// Runs `/bin/true` and returns its pid once it has exited and been reaped: a dead pid.
-private func deadPid() throws -> Int32 {
+func deadPid() throws -> Int32 {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: "/bin/true")
     try p.run()
@@ -562,5 +562,149 @@ struct RuntimeLockTests {
             try RuntimeLock.tryAcquire(in: store)
         }
         #expect(!FileManager.default.fileExists(atPath: target))
+    }
+}
+
+// MARK: - Bounds (issue 13: a forged journal)
+
+@Suite("Journal bounds")
+struct JournalBoundsTests {
+    /// A forged journal: `sampleJournal` with one thing changed, and the reason it is refused.
+    struct Forgery: CustomTestStringConvertible, Sendable {
+        var name: String
+        var change: @Sendable (inout DuckJournal) -> Void
+        var reason: String
+        var testDescription: String { name }
+    }
+
+    static let ui = VolumeMath.uiMax
+    static let forgeries: [Forgery] = [
+        Forgery(name: "1000 %", change: { $0.streams[0].original = ChannelVolumes([655_360, 655_360]) },
+                reason: "refused: stream #12: volume 655360 (1000 %) is above \(ui) (153 %, +11 dB), the most a journal restores"),
+        Forgery(name: "PA_VOLUME_MAX", change: { $0.ended[0].original = ChannelVolumes([UInt32.max / 2, 1]) },
+                reason: "refused: ended stream 1: volume 2147483647 (3276800 %) is above \(ui) (153 %, +11 dB), the most a journal restores"),
+        Forgery(name: "1000 channels", change: { $0.streams[1].original = ChannelVolumes(Array(repeating: 30000, count: 1000)) },
+                reason: "refused: stream #40: 1000 channels (a stream has 1 to 32)"),
+        Forgery(name: "no channel", change: { $0.streams[1].original = ChannelVolumes([]) },
+                reason: "refused: stream #40: 0 channels (a stream has 1 to 32)"),
+        Forgery(name: "mute", change: { $0.streams[0].original = ChannelVolumes([0, 0]) },
+                reason: "refused: stream #12: every channel's volume is 0: restoring it would mute the stream"),
+        Forgery(name: "depth +10 dB", change: { $0.depth = 10 },
+                reason: "refused: depth 10.0 dB (a duck is -inf for mute, else -200 to 0 dB)"),
+        Forgery(name: "depth -300 dB", change: { $0.depth = -300 },
+                reason: "refused: depth -300.0 dB (a duck is -inf for mute, else -200 to 0 dB)"),
+        Forgery(name: "depth NaN", change: { $0.depth = .nan },
+                reason: "refused: depth nan dB (a duck is -inf for mute, else -200 to 0 dB)"),
+        Forgery(name: "gain below the depth", change: { $0.gain = -40 },
+                reason: "refused: gain -40.0 dB is not between the depth (-20.0 dB) and 0 dB"),
+        Forgery(name: "gain NaN", change: { $0.gain = .nan },
+                reason: "refused: gain nan dB is not between the depth (-20.0 dB) and 0 dB"),
+        Forgery(name: "PA_INVALID_INDEX", change: { $0.streams[0].index = UInt32.max },
+                reason: "refused: a stream's index is PA_INVALID_INDEX (4294967295)"),
+        Forgery(name: "one index twice", change: { $0.streams[1].index = 12 },
+                reason: "refused: stream #12 is listed twice"),
+        Forgery(name: "an ended stream without a key", change: { $0.ended[0].key = RestoreKey() },
+                reason: "refused: ended stream 1 has no restore key"),
+        Forgery(name: "a key with NUL", change: { $0.streams[0].key.applicationName = "mpv\u{0}evil" },
+                reason: "refused: stream #12: restore key: holds a NUL character"),
+        Forgery(name: "a 2000-byte key", change: { $0.ended[0].key.mediaRole = String(repeating: "m", count: 2000) },
+                reason: "refused: ended stream 1: restore key: 2000 bytes (at most 1024)"),
+        Forgery(name: "a 5000-byte server", change: { $0.server = String(repeating: "s", count: 5000) },
+                reason: "refused: server: 5000 bytes (at most 1024)"),
+    ]
+
+    @Test("a forged journal is refused by decoded(from:), saying what is out of bounds", arguments: forgeries)
+    func refused(_ forgery: Forgery) throws {
+        var journal = sampleJournal(pid: 1234)
+        forgery.change(&journal)
+        let data = try journal.encoded()   // encoded as is: a forger does not go through bounded()
+        let error = #expect(throws: DuckPromptError.self) { try DuckJournal.decoded(from: data) }
+        #expect(error?.code == .unsupportedData)
+        #expect(error?.message == forgery.reason)
+        // What the store writes is always within bounds, and reads back.
+        #expect(throws: Never.self) { try DuckJournal.decoded(from: try journal.bounded().encoded()) }
+    }
+
+    @Test("real journals pass: the sample, mute, a handover at its depth, 153 %, 32 channels, depth 0 with a prompt slot")
+    func realJournals() throws {
+        var journals = [sampleJournal(pid: 1), sampleJournal(pid: 1, depth: -.infinity), sampleJournal(pid: 1, depth: -200)]
+        var handover = sampleJournal(pid: 1)
+        handover.gain = -20
+        journals.append(handover)
+        var loud = sampleJournal(pid: 1)
+        loud.streams[0].original = ChannelVolumes(Array(repeating: VolumeMath.uiMax, count: 32))
+        journals.append(loud)
+        var slotOnly = sampleJournal(pid: 1, depth: 0)
+        slotOnly.streams = []
+        slotOnly.ended = [.init(key: RestoreKey(mediaRole: "navigation"), original: ChannelVolumes([1]))]
+        journals.append(slotOnly)
+        for journal in journals {
+            #expect(throws: Never.self) { try journal.validate() }
+            #expect(try DuckJournal.decoded(from: try journal.encoded()) == journal)
+        }
+    }
+
+    @Test("the store writes an original above 153 % as 153 %, and leaves out what cannot be restored")
+    func writtenWithinBounds() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path, pid: getpid())
+        var journal = try DuckJournal.forCurrentProcess(plan: DuckPlan(inputs: [], depth: -20), server: nil, serverName: "x")
+        journal.streams = [.init(index: 3, original: ChannelVolumes([196_608, 50000]), key: RestoreKey(mediaRole: "music")),
+                           .init(index: 4, original: ChannelVolumes([0]), key: RestoreKey(mediaRole: "music"))]
+        journal.ended = [.init(key: RestoreKey(), original: ChannelVolumes([30000]))]
+        try store.write(journal)
+        let back = try #require(try store.read())
+        #expect(back.streams == [.init(index: 3, original: ChannelVolumes([VolumeMath.uiMax, 50000]), key: RestoreKey(mediaRole: "music"))])
+        #expect(back.ended.isEmpty)
+        try store.remove()
+    }
+
+    @Test("restoreActions repairs no saved volume for a stream without a key")
+    func noKeyNoRepair() {
+        let journal = DuckJournal(pid: 5, processStart: 1, depth: -20,
+                                  streams: [.init(index: 9, original: ChannelVolumes([40000]))])
+        #expect(journal.restoreActions(live: []).isEmpty)
+    }
+
+    @Test("orphans: a forged journal of a dead pid is refused, reported naming the file, removed, never returned; restore writes nothing")
+    func forgedOrphan() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        let dead = try deadPid()
+        var forged = sampleJournal(pid: dead)
+        forged.streams[0].original = ChannelVolumes(Array(repeating: 655_360, count: 2))
+        let path = "\(rt.journalDir)/journal-\(dead).json"
+        try makeFile(path, try forged.encoded())
+        var handover = sampleJournal(pid: dead)
+        handover.depth = .nan
+        try makeFile("\(rt.journalDir)/handover.json", try handover.encoded())
+        #expect(store.takeHandover() == nil)
+
+        var problems: [JournalProblem] = []
+        #expect(try store.orphans { problems.append($0) }.isEmpty)
+        #expect(problems == [
+            JournalProblem(path: "\(rt.journalDir)/handover.json",
+                           reason: "refused: depth nan dB (a duck is -inf for mute, else -200 to 0 dB)", removed: true),
+            JournalProblem(path: path, reason: "refused: stream #12: volume 655360 (1000 %) is above \(VolumeMath.uiMax) (153 %, +11 dB), the most a journal restores", removed: true),
+        ])
+        #expect(problems[1].description.hasPrefix("\(path): refused: stream #12"))
+        #expect(rt.files() == [])
+    }
+
+    @Test("orphans: 600 symbolic links at journal names are one problem, not 600; a single one is itself")
+    func manyLinks() throws {
+        let rt = try TempRuntime()
+        let store = try JournalStore(runtimeDir: rt.path)
+        for n in 1...600 {
+            try FileManager.default.createSymbolicLink(atPath: "\(rt.journalDir)/journal-\(4_000_000 + n).json",
+                                                       withDestinationPath: "/nonexistent")
+        }
+        var problems: [JournalProblem] = []
+        #expect(try store.orphans { problems.append($0) }.isEmpty)
+        #expect(problems == [JournalProblem(path: rt.journalDir,
+                                            reason: "600 files (journal-4000001.json … journal-4000600.json): is a symbolic link; not followed",
+                                            removed: false, count: 600)])
+        #expect(problems[0].description == "\(rt.journalDir): 600 files (journal-4000001.json … journal-4000600.json): is a symbolic link; not followed; all left in place")
+        #expect(rt.files().count == 600)
     }
 }

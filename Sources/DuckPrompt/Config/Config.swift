@@ -143,20 +143,30 @@ public struct DuckPromptConfig: Sendable, Equatable {
     /// - Parameter environment: where `XDG_CONFIG_HOME`, `HOME` and `DUCKPROMPT_DEVICE` are read.
     /// - Returns: the settings; `path` names the file when one was read.
     /// - Throws: `DuckPromptError(.config)` (exit 78) when the file exists but cannot be read,
-    ///   is not JSON, or holds an unknown key or a bad value; the message names the file and key.
+    ///   is not a regular file (a directory, a FIFO, `/dev/zero`), is larger than 1 MiB
+    ///   (`BoundedFile.configLimit`), is not JSON, or holds an unknown key or a bad value; the
+    ///   message names the file and key.
     ///
-    /// Reads the file with `stat`, `FileManager` and `JSONDecoder`; safe from any thread.
+    /// Reads the file with `BoundedFile` (`open`, `fstat`, `read`) and `JSONDecoder`; safe from
+    /// any thread.
     public static func load(environment: [String: String] = Environment.values("XDG_CONFIG_HOME", "HOME", "DUCKPROMPT_DEVICE")) throws -> DuckPromptConfig {
         var config = DuckPromptConfig()
         if let path = path(environment: environment) {
-            var status = stat()
-            if stat(path, &status) == 0 {
-                guard status.st_mode & S_IFMT != S_IFDIR, let data = FileManager.default.contents(atPath: path) else {
-                    throw DuckPromptError(.config, "\(path): cannot be read (permission denied, or not a file)")
-                }
+            do {
+                let data = try BoundedFile.read(path: path, limit: BoundedFile.configLimit)
                 config = try parse(data, path: path)
+            } catch let error as FileReadError {
+                guard error.kind != .missing else { return config.withEnvironment(environment) }
+                throw DuckPromptError(.config, "\(path): \(error.reason)"
+                                      + (error.kind == .tooLarge ? ": a config file is a few lines of JSON" : ""))
             }
         }
+        return config.withEnvironment(environment)
+    }
+
+    /// `DUCKPROMPT_DEVICE`, when set and not empty, replaces `prefer`.
+    private func withEnvironment(_ environment: [String: String]) -> DuckPromptConfig {
+        var config = self
         if let device = environment["DUCKPROMPT_DEVICE"], !device.trimmingSpaces().isEmpty {
             config.prefer = [device.trimmingSpaces()]
             config.preferSource = .environment

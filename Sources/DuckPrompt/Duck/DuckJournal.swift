@@ -249,11 +249,140 @@ public struct DuckJournal: Sendable, Equatable, Codable {
         }
         var repaired: [RestoreKey] = []
         for entry in ended + repairs
-        where !restoredKeys.contains(where: { $0.sharesSavedVolume(with: entry.key) }) && !repaired.contains(entry.key) {
+        where entry.key != RestoreKey() // no saved volume to repair
+            && !restoredKeys.contains(where: { $0.sharesSavedVolume(with: entry.key) }) && !repaired.contains(entry.key) {
             actions.append(.repairSaved(key: entry.key, volume: entry.original))
             repaired.append(entry.key)
         }
         return actions
+    }
+
+    // MARK: - Bounds
+
+    /// The loudest per-channel volume a journal may restore: `PA_VOLUME_UI_MAX`
+    /// (`pa_sw_volume_from_dB(+11)`, 99957, 153 %), the top of pavucontrol's slider. A journal
+    /// can be written by anyone who can write the user's runtime directory, and what it names
+    /// is set on another program's stream and then saved by the server for that stream's whole
+    /// role: this bounds what a forged one can do to what a user does with a slider. An
+    /// original above it is real only when set with pactl or an API (or dragged up during a
+    /// deep duck, which divides by the gain), so `JournalStore.write` journals such a channel
+    /// as this bound: the prompt itself restores the exact volume; only a recovery (after
+    /// `kill -9`) or a handed-over duck brings it back at 153 %.
+    public static let maxVolume: UInt32 = VolumeMath.uiMax
+    /// The most channels of a journaled volume: `PA_CHANNELS_MAX` (32).
+    public static let maxChannels = VolumeMath.channelsMax
+    /// The deepest finite duck in dB: the CLI's lowest `--duck` and the config's `duck_db`
+    /// (-200 dB); `DuckPrompt.play` clamps a deeper one to it. Mute is -infinity.
+    public static let deepestDepth = -200.0
+    /// The longest field of a restore key and the longest server string, in UTF-8 bytes.
+    public static let maxStringBytes = 1024
+
+    /// Why a journaled volume and key cannot be restored, nil when they can: 1 to 32
+    /// channels, each at most `maxVolume`, not every channel 0 (restoring it would mute the
+    /// stream, and a muted stream's ducked volume is 0 already), key fields at most
+    /// `maxStringBytes` without NUL.
+    static func problem(original: ChannelVolumes, key: RestoreKey) -> String? {
+        let values = original.values
+        guard (1...maxChannels).contains(values.count) else {
+            return "\(values.count) channels (a stream has 1 to \(maxChannels))"
+        }
+        if let loud = values.first(where: { $0 > maxVolume }) {
+            return "volume \(loud) (\(VolumeMath.percent(loud)) %) is above \(maxVolume) "
+                + "(\(VolumeMath.percent(maxVolume)) %, +11 dB), the most a journal restores"
+        }
+        guard values.contains(where: { $0 != 0 }) else {
+            return "every channel's volume is 0: restoring it would mute the stream"
+        }
+        for field in [key.mediaRole, key.applicationName, key.applicationID, key.streamRestoreID] {
+            if let problem = field.flatMap(stringProblem) { return "restore key: \(problem)" }
+        }
+        return nil
+    }
+
+    /// Why a string cannot be used (too long, or holds NUL, which C would cut it at).
+    static func stringProblem(_ text: String) -> String? {
+        if text.utf8.count > maxStringBytes { return "\(text.utf8.count) bytes (at most \(maxStringBytes))" }
+        if text.utf8.contains(0) { return "holds a NUL character" }
+        return nil
+    }
+
+    /// Checks everything a recovery would act on, so that a journal, forged or damaged, can
+    /// neither set a volume no user sets nor mute or change a stream it does not name: version,
+    /// pid > 0, depth -infinity (mute) or -200…0 dB, gain (a handover's) between the depth
+    /// and 0 dB, each stream's index not `PA_INVALID_INDEX` and listed once, each volume
+    /// (`problem(original:key:)`), a restore key for every ended stream, strings of sane
+    /// length. Every journal read goes through it (`decoded(from:)`); `JournalStore.write`
+    /// keeps every journal it writes within it (`bounded()`).
+    /// - Throws: `DuckPromptError(.unsupportedData)` whose message says what is out of bounds
+    ///   (the caller names the file).
+    public func validate() throws {
+        func refuse(_ why: String) -> DuckPromptError {
+            DuckPromptError(.unsupportedData, "refused: \(why)")
+        }
+        guard version == Self.currentVersion else {
+            throw refuse("journal version \(version), this duckprompt reads version \(Self.currentVersion)")
+        }
+        guard pid > 0 else { throw refuse("pid \(pid)") }
+        guard depth == -.infinity || (depth >= Self.deepestDepth && depth <= 0) else {
+            throw refuse("depth \(depth) dB (a duck is -inf for mute, else \(Int(Self.deepestDepth)) to 0 dB)")
+        }
+        if let gain, !(gain <= 0 && gain >= depth) {
+            throw refuse("gain \(gain) dB is not between the depth (\(depth) dB) and 0 dB")
+        }
+        for (name, value) in [("server", server), ("runtimeDir", runtimeDir), ("serverName", serverName)] {
+            if let problem = value.flatMap(Self.stringProblem) { throw refuse("\(name): \(problem)") }
+        }
+        var seen = Set<UInt32>()
+        for stream in streams {
+            guard stream.index != VolumeMath.invalidIndex else {
+                throw refuse("a stream's index is PA_INVALID_INDEX (\(stream.index))")
+            }
+            guard seen.insert(stream.index).inserted else { throw refuse("stream #\(stream.index) is listed twice") }
+            if let problem = Self.problem(original: stream.original, key: stream.key) {
+                throw refuse("stream #\(stream.index): \(problem)")
+            }
+        }
+        for (n, gone) in ended.enumerated() {
+            guard gone.key != RestoreKey() else { throw refuse("ended stream \(n + 1) has no restore key") }
+            if let problem = Self.problem(original: gone.original, key: gone.key) {
+                throw refuse("ended stream \(n + 1): \(problem)")
+            }
+        }
+    }
+
+    /// This journal as `JournalStore.write` stores it, within `validate()`'s bounds: channels
+    /// above `maxVolume` lowered to it; depth and gain clamped to -200…0 dB (mute stays
+    /// -infinity); left out, as nothing can be restored from them: streams and ended streams
+    /// with no channel or more than 32, every channel 0, a key field over `maxStringBytes` or
+    /// holding NUL, and ended streams without a key; strings over `maxStringBytes` dropped.
+    /// None of these comes from a real server but the clamped volume (a stream set above
+    /// 153 % with pactl).
+    public func bounded() -> DuckJournal {
+        var journal = self
+        func clamp(_ dB: Double) -> Double {
+            dB == -.infinity ? dB : dB.isNaN ? 0 : min(0, max(Self.deepestDepth, dB))
+        }
+        func lowered(_ volume: ChannelVolumes) -> ChannelVolumes {
+            ChannelVolumes(volume.values.map { min($0, Self.maxVolume) })
+        }
+        journal.depth = clamp(depth)
+        journal.gain = gain.map { max(journal.depth, clamp($0)) }
+        journal.streams = streams.compactMap { stream in
+            var s = stream
+            s.original = lowered(s.original)
+            return s.index != VolumeMath.invalidIndex && Self.problem(original: s.original, key: s.key) == nil ? s : nil
+        }
+        var indices = Set<UInt32>()
+        journal.streams.removeAll { !indices.insert($0.index).inserted }
+        journal.ended = ended.compactMap { gone in
+            var g = gone
+            g.original = lowered(g.original)
+            return g.key != RestoreKey() && Self.problem(original: g.original, key: g.key) == nil ? g : nil
+        }
+        if let s = server, Self.stringProblem(s) != nil { journal.server = nil }
+        if let r = runtimeDir, Self.stringProblem(r) != nil { journal.runtimeDir = nil }
+        if Self.stringProblem(serverName) != nil { journal.serverName = "" }
+        return journal
     }
 
     // MARK: - JSON
@@ -322,9 +451,11 @@ public struct DuckJournal: Sendable, Equatable, Codable {
         return try encoder.encode(self)
     }
 
-    /// A journal read back from JSON.
+    /// A journal read back from JSON, checked by `validate()`: every journal read (orphans,
+    /// handover, a store's own) comes through here.
     /// - Throws: `DuckPromptError(.unsupportedData)` when `data` is not a journal of a version
-    ///   this build reads (the message gives the reason; the caller names the file).
+    ///   this build reads, or is out of `validate()`'s bounds (the message gives the reason;
+    ///   the caller names the file).
     public static func decoded(from data: Data) throws -> DuckJournal {
         let version: Int
         do { version = try JSONDecoder().decode(Header.self, from: data).version } catch {
@@ -333,11 +464,14 @@ public struct DuckJournal: Sendable, Equatable, Codable {
         guard version == currentVersion else {
             throw DuckPromptError(.unsupportedData, "journal version \(version), this duckprompt reads version \(currentVersion)")
         }
+        let journal: DuckJournal
         do {
-            return try JSONDecoder().decode(DuckJournal.self, from: data)
+            journal = try JSONDecoder().decode(DuckJournal.self, from: data)
         } catch {
             throw DuckPromptError(.unsupportedData, "garbled journal (\(Self.describe(error)))")
         }
+        try journal.validate()
+        return journal
     }
 
     private struct Header: Decodable { var version: Int }
@@ -366,14 +500,20 @@ public struct JournalProblem: Sendable, Equatable, CustomStringConvertible {
     public var reason: String
     /// Whether the file was removed.
     public var removed: Bool
+    /// How many files had this problem: more than 1 for a summary, whose `path` is the
+    /// directory and whose `reason` names the first and last file.
+    public var count: Int
 
-    public init(path: String, reason: String, removed: Bool) {
+    public init(path: String, reason: String, removed: Bool, count: Int = 1) {
         self.path = path
         self.reason = reason
         self.removed = removed
+        self.count = count
     }
 
-    public var description: String { "\(path): \(reason)\(removed ? "; removed" : "; left in place")" }
+    public var description: String {
+        "\(path): \(reason)\(removed ? "; removed" : count > 1 ? "; all left in place" : "; left in place")"
+    }
 }
 
 /// The per-user directory that holds duck journals and the runtime lock:
@@ -395,9 +535,6 @@ public final class JournalStore: Sendable {
     public let pid: Int32
     /// The open directory.
     let directoryFD: Int32
-
-    /// Largest journal read back (a real one is a few KiB).
-    static let maxJournalBytes = 1 << 20
 
     /// Opens the store of the environment's `XDG_RUNTIME_DIR` (see `init(runtimeDir:pid:)`).
     public convenience init(environment: [String: String] = Environment.values("XDG_RUNTIME_DIR"),
@@ -479,7 +616,8 @@ public final class JournalStore: Sendable {
     /// directory (`O_CREAT|O_EXCL|O_NOFOLLOW`, mode 0600), written in full, `fsync`ed, then
     /// renamed over the journal (a rename replaces a symbolic link at that name, it does not
     /// follow it), and the directory `fsync`ed. Readers see the old journal or the new one,
-    /// never a part.
+    /// never a part. What is written is `journal.bounded()`, so that every journal written
+    /// reads back (`DuckJournal.validate()`).
     ///
     /// - Parameter journal: its `pid` must be this store's (a programmer error otherwise).
     /// - Throws: `DuckPromptError(.internal)` naming the file when a step fails; the temporary
@@ -488,7 +626,7 @@ public final class JournalStore: Sendable {
     public func write(_ journal: DuckJournal) throws {
         precondition(journal.pid == pid, "journal of pid \(journal.pid) written by the store of pid \(pid)")
         let data: Data
-        do { data = try journal.encoded() } catch {
+        do { data = try journal.bounded().encoded() } catch {
             throw DuckPromptError(.internal, "cannot encode the journal \(path): \(error)")
         }
         let final = Self.fileName(pid: pid)
@@ -621,7 +759,8 @@ public final class JournalStore: Sendable {
     /// Temporary files of dead writers (`.journal-<pid>.json.*.tmp`) are removed silently.
     ///
     /// - Parameter report: called once per problem, on the calling thread, e.g. to print
-    ///   `duckprompt: warning: …` on stderr.
+    ///   `duckprompt: warning: …` on stderr. Files with the same problem (600 symbolic links)
+    ///   are reported once, together (`count`, `path` the directory), after the search.
     /// - Returns: each dead owner's journal with its path (for `remove(path:)`).
     /// - Throws: `DuckPromptError(.internal)` when the directory cannot be listed, or when
     ///   `/proc/self/stat` is unreadable (without /proc every owner would look dead).
@@ -631,6 +770,35 @@ public final class JournalStore: Sendable {
         guard DuckJournal.processStart(of: getpid()) != nil else {
             throw DuckPromptError(.internal, "cannot tell live duckprompt processes from dead ones: /proc/self/stat is unreadable (is /proc mounted?)")
         }
+        var problems: [JournalProblem] = []
+        let found = try findOrphans { problems.append($0) }
+        for problem in Self.summarized(problems, directory: directory) { report(problem) }
+        return found
+    }
+
+    /// Problems with the same reason and outcome as one summary each: 600 symbolic links make
+    /// one line per run, not 600. A reason met once is kept as it is. In order of first
+    /// appearance.
+    static func summarized(_ problems: [JournalProblem], directory: String) -> [JournalProblem] {
+        var groups: [(first: JournalProblem, names: [String])] = []
+        for problem in problems {
+            let name = String(problem.path.split(separator: "/").last ?? "")
+            if let i = groups.firstIndex(where: { $0.first.reason == problem.reason && $0.first.removed == problem.removed }) {
+                groups[i].names.append(name)
+            } else {
+                groups.append((problem, [name]))
+            }
+        }
+        return groups.map { group in
+            guard group.names.count > 1 else { return group.first }
+            let names = group.names.sorted()
+            return JournalProblem(path: directory,
+                                  reason: "\(names.count) files (\(names.first!) … \(names.last!)): \(group.first.reason)",
+                                  removed: group.first.removed, count: names.count)
+        }
+    }
+
+    private func findOrphans(reporting report: (JournalProblem) -> Void) throws -> [(path: String, journal: DuckJournal)] {
         var found: [(path: String, journal: DuckJournal)] = []
         for name in try listNames().sorted() {
             let path = directory + "/" + name
@@ -677,34 +845,22 @@ public final class JournalStore: Sendable {
     enum ReadResult { case data(Data), missing, failed(String) }
 
     /// Reads a file of the directory without following a link (`O_NOFOLLOW`), nor blocking on
-    /// a FIFO; only a regular file of at most `maxJournalBytes`.
+    /// a FIFO; only a regular file of at most `BoundedFile.journalLimit` (`BoundedFile`).
     func readFile(named name: String) -> ReadResult {
         let fd = openat(directoryFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {
             switch errno {
             case ENOENT: return .missing
             case ELOOP: return .failed("is a symbolic link; not followed")
-            case let err: return .failed("cannot open: \(String(cString: strerror(err)))")
+            case let err: return .failed(BoundedFile.openFailure(err).reason)
             }
         }
         defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return .failed("cannot stat: \(String(cString: strerror(errno)))") }
-        guard st.st_mode & S_IFMT == S_IFREG else { return .failed("is not a regular file") }
-        guard st.st_size <= Self.maxJournalBytes else { return .failed("is too large for a journal (\(st.st_size) bytes)") }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .failed("cannot read: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            data.append(contentsOf: buffer[0..<n])
-            if data.count > Self.maxJournalBytes { return .failed("is too large for a journal") }
+        do {
+            return .data(try BoundedFile.read(descriptor: fd, limit: BoundedFile.journalLimit, accept: .regularFiles))
+        } catch {
+            return .failed(error.reason + (error.kind == .tooLarge ? ": no journal is that large" : ""))
         }
-        return .data(data)
     }
 
     /// The names in the directory, read through a new descriptor of the same directory.

@@ -12,6 +12,12 @@ enum Recovery {
         /// The journals kept because their server did not answer or did not confirm every
         /// write: a later duckprompt (or `duckprompt restore`) tries again.
         var kept: [String] = []
+        /// Files in the journal directory that are not usable journals (refused, garbled,
+        /// links), each reported once.
+        var problems: [JournalProblem] = []
+
+        /// The notes, then one line per problem, for a command that reports them in passing.
+        var lines: [String] { notes + problems.map { "journal \($0)" } }
     }
 
     /// Restores every orphaned journal in `store`, and removes each one once every volume it
@@ -23,7 +29,7 @@ enum Recovery {
         var outcome = Outcome()
         let orphans: [(path: String, journal: DuckJournal)]
         do {
-            orphans = try store.orphans { problem in outcome.notes.append("journal \(problem)") }
+            orphans = try store.orphans { problem in outcome.problems.append(problem) }
         } catch {
             outcome.notes.append("cannot look for journals of dead prompts: \(error)")
             return outcome

@@ -33,7 +33,9 @@ public enum SinkDumpFormat: String, Sendable, Equatable, CaseIterable {
 /// `wpctl inspect`.
 public enum SinkDumpReader {
     /// The message every "not a sink dump" error carries; the caller puts the file name in front.
-    static let notADumpMessage = "is not a sink dump: duckprompt reads `pactl list sinks`, "
+    static let notADumpMessage = "is not a sink dump: " + formatsRead
+    /// The formats read, for messages.
+    static let formatsRead = "duckprompt reads `pactl list sinks`, "
         + "`pacmd list-sinks`, `pactl --format=json list sinks`, `pw-dump` and `wpctl inspect` output"
 
     /// Reads all sinks of a dump.
@@ -66,7 +68,7 @@ public enum SinkDumpReader {
     /// - Returns: a snapshot; `sinkInputs` empty and `defaultSinkName` nil where the format
     ///   does not carry them.
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is in no known format or
-    ///   holds no sink.
+    ///   holds no sink, or no sink with a name (`no sinks found: …`).
     public static func readSnapshot(_ text: String) throws -> Snapshot {
         let snapshot: Snapshot
         switch detectFormat(text) {
@@ -87,6 +89,11 @@ public enum SinkDumpReader {
         }
         guard !snapshot.sinks.isEmpty else {
             throw DuckPromptError(.unsupportedData, notADumpMessage)
+        }
+        // Text that merely looks like a block (random bytes with a `key: value` line) gives
+        // sinks without a name: no sink can be routed to by nothing.
+        guard snapshot.sinks.contains(where: { !$0.name.isEmpty }) else {
+            throw DuckPromptError(.unsupportedData, "no sinks found (no sink in it has a name): " + formatsRead)
         }
         return snapshot
     }

@@ -6,6 +6,22 @@ public enum VolumeMath {
     /// `pa_volume_t` for 0 dB (`PA_VOLUME_NORM`, 65536).
     public static let norm: UInt32 = dp_pa_volume_norm()
 
+    /// `PA_VOLUME_UI_MAX`: `pa_sw_volume_from_dB(+11.0)`, 99957 (153 % as pactl prints it),
+    /// the most volume.h recommends a UI to offer (pavucontrol's slider ends there).
+    public static let uiMax: UInt32 = dp_pa_volume_ui_max()
+
+    /// `PA_CHANNELS_MAX` (32): the most channels a `pa_cvolume` holds.
+    public static let channelsMax = Int(dp_pa_channels_max())
+
+    /// `PA_INVALID_INDEX` (4294967295): no object.
+    public static let invalidIndex: UInt32 = dp_pa_invalid_index()
+
+    /// A volume as pactl prints it: `(v × 100 + PA_VOLUME_NORM / 2) / PA_VOLUME_NORM` percent
+    /// (linear in `pa_volume_t`, so cubic in amplitude).
+    public static func percent(_ volume: UInt32) -> UInt64 {
+        (UInt64(volume) * 100 + UInt64(norm) / 2) / UInt64(norm)
+    }
+
     /// The software factor for a gain: `pa_sw_volume_from_dB`. -inf dB gives `PA_VOLUME_MUTED`.
     public static func volume(fromDecibels dB: Double) -> UInt32 { pa_sw_volume_from_dB(dB) }
 
