@@ -463,7 +463,8 @@ public enum DuckPrompt {
                                     server: ServerOptions = ServerOptions(),
                                     cancellation: PlayCancellation = PlayCancellation()) throws -> PlayReport {
         try options.validate()
-        return try playBlocking(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
+        return try playBlocking(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute,
+                                        cancellation: cancellation),
                          options: options, server: server, cancellation: cancellation)
     }
 
@@ -497,10 +498,10 @@ public enum DuckPrompt {
 
     /// The files, opened, then the texts, to be spoken.
     private static func sources(files paths: [String], say texts: [String], voice: String?,
-                                wordsPerMinute: Int?) throws -> [any PromptSource] {
+                                wordsPerMinute: Int?, cancellation: PlayCancellation? = nil) throws -> [any PromptSource] {
         // All the texts of one prompt together: first, before a file is opened or espeak loaded.
         try SpeechSource.checkLength(texts)
-        let files: [any PromptSource] = try paths.map { try AudioSource(path: $0) }
+        let files: [any PromptSource] = try paths.map { try AudioSource(path: $0, cancellation: cancellation) }
         return try files + texts.map { try SpeechSource(text: $0, voice: voice, wordsPerMinute: wordsPerMinute) as any PromptSource }
     }
 
@@ -788,11 +789,26 @@ final class InterruptControl: @unchecked Sendable {
     }
 
     func cancel() {
-        let connection = lock.withLock { () -> PulseConnection? in
+        let (connection, wake) = lock.withLock { () -> (PulseConnection?, WakePipe?) in
             cancelled = true
-            return self.connection
+            return (self.connection, self.wake)
         }
+        wake?.signal()
         connection?.interrupt()
+    }
+
+    private var wake: WakePipe?
+
+    /// A descriptor that is readable once `cancel()` was called, for a `poll` on input that
+    /// may never come (`WaitingInput.readAll`); the pipe is made on the first call. Nil when
+    /// no pipe can be made.
+    func cancelDescriptor() -> Int32? {
+        let (pipe, cancelledAlready) = lock.withLock { () -> (WakePipe?, Bool) in
+            if wake == nil { wake = WakePipe() }
+            return (wake, cancelled)
+        }
+        if cancelledAlready { pipe?.signal() }
+        return pipe?.descriptor
     }
 }
 

@@ -27,28 +27,188 @@ struct AudioSourceTruncationTests {
         #expect(found?.held == 1956)
     }
 
-    @Test("a whole file, a data chunk that holds more than promised, and an AIFF SSND chunk")
+    @Test("a whole file, a data chunk that holds more than promised; AIFF, AU, 8SVX and W64 lines as libsndfile 1.2.0 writes them")
     func otherLogs() {
         #expect(AudioSource.truncation(inLog: "RIFF : 4836\nWAVE\ndata : 4800\nEnd\n") == nil)
         #expect(AudioSource.truncation(inLog: "data : 1000 (should be 4000)\n") == nil)
-        let aiff = AudioSource.truncation(inLog: "FORM : 9000\nSSND : 8000 (should be 120)\n")
-        #expect(aiff?.promised == 8000)
-        #expect(aiff?.held == 120)
+        // The first halves of 3 s stereo 16-bit files made by sox.
+        for (line, promised, held) in [(" SSND : 576008 (should be 287964)", 576008, 287964),
+                                       ("  Data Size   : 576000 (should be 287978)", 576000, 287978),
+                                       (" BODY : 288000 (should be 143950)", 288000, 143950),
+                                       ("riff : 576104 (should be 288052)", 576104, 288052)] {
+            let found = AudioSource.truncation(inLog: "File : x\n\(line)\nEnd\n")
+            #expect(found?.promised == promised, "\(line)")
+            #expect(found?.held == held, "\(line)")
+        }
     }
 
-    @Test("the sizes a WAV written to a pipe puts in its header are not a truncation")
+    @Test("the sizes a streaming writer puts in its header are not a truncation")
     func pipePlaceholders() {
-        #expect(AudioSource.truncation(inLog: "data : 4294967295 (should be 4800)\n") == nil)
-        #expect(AudioSource.truncation(inLog: "data : 4294967287 (should be 4800)\n") == nil)
-        #expect(AudioSource.truncation(inLog: "data : 4800 (should be 0)\n") == nil)
+        // ffmpeg's 0xFFFFFFFF (and less the header), sox's WAV 0x7FFFF000 and AIFF 0x7F000008.
+        for line in ["data : 4294967295 (should be 4800)", "data : 4294967287 (should be 4800)",
+                     "data : 2147479552 (should be 529200)", " SSND : 2130706440 (should be 529208)",
+                     "data : 4800 (should be 0)", "  Data Size   : -1"] {
+            #expect(AudioSource.truncation(inLog: line + "\n") == nil, "\(line)")
+        }
     }
 
-    @Test("lines that only look alike are skipped")
+    @Test("lines that only look alike are skipped, and a WAV's RIFF line is not read")
     func otherShapes() {
         #expect(AudioSource.truncation(inLog: "data : 4800 (maybe 12)\n") == nil)
         #expect(AudioSource.truncation(inLog: "data 4800 (should be 12)\n") == nil)
-        #expect(AudioSource.truncation(inLog: "  data : 4800 (should be 12)\n") == nil)
         #expect(AudioSource.truncation(inLog: "data : x (should be 12)\n") == nil)
+        #expect(AudioSource.truncation(inLog: "RIFF : 4836 (should be 1992)\n") == nil)
+        #expect(AudioSource.truncation(inLog: "  Bytes/sec     : 48283 (should be 48282)\n") == nil)
+    }
+}
+
+/// Whether an MP3 states its length (Xing, Info, VBRI), and the size of an ID3v2 tag.
+@Suite("AudioSource MP3 headers")
+struct MPEGHeaderTests {
+    /// A first frame: the 4 header bytes, then `tag` at `offset` from the frame's start.
+    static func frame(_ header: [UInt8], tag: String? = nil, at offset: Int = 36) -> [UInt8] {
+        var bytes = header + [UInt8](repeating: 0, count: 60)
+        if let tag { bytes.replaceSubrange(offset..<offset + 4, with: Array(tag.utf8)) }
+        return bytes
+    }
+
+    @Test("Xing and Info after the side information, VBRI at 36; none elsewhere or without a frame sync")
+    func tags() {
+        let stereo1: [UInt8] = [0xFF, 0xFB, 0x90, 0x64]   // MPEG-1 Layer III, joint stereo
+        let mono1: [UInt8] = [0xFF, 0xFB, 0x90, 0xC4]     // MPEG-1, mono: side info 17
+        let mono2: [UInt8] = [0xFF, 0xF3, 0x40, 0xC4]     // MPEG-2, mono: side info 9
+        let stereo2: [UInt8] = [0xFF, 0xF3, 0x40, 0x64]   // MPEG-2, stereo: side info 17
+        #expect(AudioSource.mpegStatesLength(Self.frame(stereo1, tag: "Xing", at: 36)))
+        #expect(AudioSource.mpegStatesLength(Self.frame(stereo1, tag: "Info", at: 36)))
+        #expect(AudioSource.mpegStatesLength(Self.frame(mono1, tag: "Info", at: 21)))
+        #expect(AudioSource.mpegStatesLength(Self.frame(mono2, tag: "Xing", at: 13)))
+        #expect(AudioSource.mpegStatesLength(Self.frame(stereo2, tag: "Info", at: 21)))
+        #expect(AudioSource.mpegStatesLength(Self.frame(stereo2, tag: "VBRI", at: 36)))
+        #expect(!AudioSource.mpegStatesLength(Self.frame(stereo1)))
+        #expect(!AudioSource.mpegStatesLength(Self.frame(mono1, tag: "Info", at: 36)))
+        #expect(!AudioSource.mpegStatesLength(Self.frame([0x49, 0x44, 0x33, 0x04], tag: "Xing", at: 36)))
+        #expect(!AudioSource.mpegStatesLength(Self.frame([0xFF, 0xEB, 0x90, 0x64], tag: "Xing", at: 36)))  // version 1: reserved
+        #expect(!AudioSource.mpegStatesLength([0xFF, 0xFB]))
+    }
+
+    @Test("an ID3v2 tag's size: header, syncsafe size, footer")
+    func id3() {
+        #expect(AudioSource.id3v2Size(Array("ID3".utf8) + [4, 0, 0, 0, 0, 2, 0x01]) == 10 + 257)
+        #expect(AudioSource.id3v2Size(Array("ID3".utf8) + [4, 0, 0x10, 0, 0, 0, 0x7F]) == 10 + 127 + 10)
+        #expect(AudioSource.id3v2Size(Array("ID3".utf8) + [4, 0, 0, 0, 0, 0x80, 0]) == 0)  // not syncsafe
+        #expect(AudioSource.id3v2Size([0xFF, 0xFB, 0x90, 0x64, 0, 0, 0, 0, 0, 0]) == 0)
+        #expect(AudioSource.id3v2Size(Array("ID3".utf8)) == 0)
+    }
+}
+
+/// Real files made by sox, lame and opusenc (Scripts/setup installs them), whole and cut.
+@Suite("AudioSource truncated files", .serialized)
+struct TruncatedFileTests {
+    /// A temporary directory with a 3 s stereo 44.1 kHz sine WAV, removed at the end. (Half
+    /// of a 1.5 s Opus file holds no audio page: libsndfile calls it malformed.)
+    final class Files {
+        let directory: URL
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("dp-trunc-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try tool(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", path("source.wav"), "synth", "3", "sine", "440", "vol", "0.5"])
+        }
+        deinit { try? FileManager.default.removeItem(at: directory) }
+
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+        func tool(_ arguments: [String]) throws {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            p.arguments = arguments
+            p.standardInput = FileHandle.nullDevice
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            p.waitUntilExit()
+            try #require(p.terminationStatus == 0, "\(arguments) failed")
+        }
+
+        /// `source.wav` encoded as `name` (the encoder chosen by the extension).
+        func encoded(_ name: String) throws -> String {
+            let source = path("source.wav"), target = path(name)
+            switch name.split(separator: ".").last {
+            case "mp3": try tool(["lame", "--quiet", source, target])
+            case "opus": try tool(["opusenc", "--quiet", source, target])
+            default: try tool(["sox", source, target])
+            }
+            return target
+        }
+
+        /// The first `bytes` of `path` (default half), as `cut-NAME`.
+        func cut(_ path: String, keeping bytes: Int? = nil) throws -> String {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let target = self.path("cut-" + URL(fileURLWithPath: path).lastPathComponent)
+            try data.prefix(bytes ?? data.count / 2).write(to: URL(fileURLWithPath: target))
+            return target
+        }
+    }
+
+    static let formats = ["wav", "aiff", "au", "w64", "8svx", "voc", "flac", "ogg", "opus", "mp3"]
+
+    @Test("a whole file opens and decodes to its header's length from the first frame", arguments: formats)
+    func whole(format: String) throws {
+        let files = try Files()
+        let source = try AudioSource(path: try files.encoded("x.\(format)"))
+        var buffer = [Float](repeating: 0, count: 4096 * source.channels)
+        var total: Int64 = 0
+        while true {
+            let n = buffer.withUnsafeMutableBufferPointer { source.read(into: $0.baseAddress!, frames: 4096) }
+            if n == 0 { break }
+            total += Int64(n)
+        }
+        // The check decoded the last frames, then went back to frame 0: the whole length
+        // comes out once.
+        #expect(total == source.frames)
+        #expect(source.frames >= 132300 * 99 / 100, "\(source.frames) frames")
+    }
+
+    @Test("a FLAC file's samples after the check are the WAV's it was made from, from the first")
+    func flacSamples() throws {
+        let files = try Files()
+        let flac = try AudioSource(path: try files.encoded("x.flac"))
+        let wav = try AudioSource(path: files.path("source.wav"))
+        var a = [Float](repeating: 1, count: 8192 * 2), b = [Float](repeating: 2, count: 8192 * 2)
+        let n = a.withUnsafeMutableBufferPointer { flac.read(into: $0.baseAddress!, frames: 8192) }
+        let m = b.withUnsafeMutableBufferPointer { wav.read(into: $0.baseAddress!, frames: 8192) }
+        #expect(n == 8192 && m == 8192)
+        #expect(a == b)
+    }
+
+    @Test("the first half of a file is refused with 65, naming it and saying it is truncated", arguments: formats)
+    func half(format: String) throws {
+        let files = try Files()
+        let cut = try files.cut(try files.encoded("x.\(format)"))
+        #expect {
+            try AudioSource(path: cut)
+        } throws: { error in
+            guard let error = error as? DuckPromptError else { return false }
+            return error.code == .unsupportedData && error.message.hasPrefix("\(cut): truncated: ")
+        }
+    }
+
+    @Test("a file that lacks only its last 200 bytes is refused; an MP3 its last 2000 (5 frames)",
+          arguments: ["flac", "mp3", "ogg", "opus", "wav"])
+    func lastBytes(format: String) throws {
+        let files = try Files()
+        let whole = try files.encoded("x.\(format)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: whole)[.size] as? Int)
+        let cut = try files.cut(whole, keeping: size - (format == "mp3" ? 2000 : 200))
+        #expect(throws: DuckPromptError.self) { try AudioSource(path: cut) }
+    }
+
+    @Test("an MP3 without a Xing or Info header is not refused: its length is libmpg123's guess")
+    func mp3WithoutTag() throws {
+        let files = try Files()
+        let whole = files.path("notag.mp3")
+        try files.tool(["lame", "--quiet", "-t", files.path("source.wav"), whole])
+        let source = try AudioSource(path: whole)
+        #expect(source.frames > 0)
     }
 }
 

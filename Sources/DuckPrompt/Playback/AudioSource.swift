@@ -79,33 +79,50 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
 
     /// Opens and validates an audio file, or standard input when `path` is `-`.
     ///
-    /// - Parameter path: a file libsndfile can read (WAV, FLAC, Ogg Vorbis/Opus, MP3 …), or `-`.
+    /// - Parameters:
+    ///   - path: a file libsndfile can read (WAV, FLAC, Ogg Vorbis/Opus, MP3 …), or `-`.
+    ///   - cancellation: while standard input, a FIFO or a character device is read (whole,
+    ///     before libsndfile sees it), `cancel()` stops the wait at once; nil waits for the end.
     /// - Throws: `DuckPromptError(.noInput)` (66) when the file is missing or unreadable;
     ///   `.unsupportedData` (65) when libsndfile cannot decode it (the message lists the formats
-    ///   it reads), it holds no frames, or it has more than 8 channels or a rate outside
-    ///   8 … 192 kHz.
-    /// libsndfile: `sf_open(SFM_READ)`, `sf_open_virtual` (standard input, read whole first),
-    /// `sf_strerror`.
-    public init(path: String) throws {
+    ///   it reads), it holds no frames, it is truncated (`truncation(in:info:statesLength:)` says what
+    ///   counts), or it has more than 8 channels or a rate outside 8 … 192 kHz;
+    ///   `CancellationError` when `cancellation` was cancelled while input was awaited.
+    /// libsndfile: `sf_open(SFM_READ)` (a regular file), `sf_open_virtual` (any other input,
+    /// read whole first), `sf_strerror`.
+    public init(path: String, cancellation: PlayCancellation? = nil) throws {
         self.path = path
         var info = SF_INFO()
         let handle: OpaquePointer?
         let label = path == "-" ? "standard input" : path
         if path == "-" {
-            let data = try StandardStreams.readInput()
+            let data = try WaitingInput.readAll(STDIN_FILENO, label: label,
+                                                wake: cancellation?.control.cancelDescriptor())
             guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "standard input is empty") }
             let memory = MemoryFile(Data(data))
             self.memory = memory
             handle = memory.open(&info)
         } else {
-            memory = nil
             var status = stat()
             guard stat(path, &status) == 0 else { throw DuckPromptError(.noInput, "\(path): no such file") }
             guard status.st_mode & S_IFMT != S_IFDIR else { throw DuckPromptError(.noInput, "\(path): is a directory") }
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw DuckPromptError(.noInput, "\(path): permission denied")
             }
-            handle = sf_open(path, Int32(SFM_READ), &info)
+            if status.st_mode & S_IFMT == S_IFREG {
+                memory = nil
+                handle = sf_open(path, Int32(SFM_READ), &info)
+            } else {
+                // A FIFO (or /dev/stdin, a process substitution): open(2) would wait for a
+                // writer, deaf to SIGINT/SIGTERM/SIGHUP, which the CLI blocks in this thread.
+                let fd = try WaitingInput.open(path)
+                defer { close(fd) }
+                let data = try WaitingInput.readAll(fd, label: label, wake: cancellation?.control.cancelDescriptor())
+                guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "\(path): is empty") }
+                let memory = MemoryFile(Data(data))
+                self.memory = memory
+                handle = memory.open(&info)
+            }
         }
         guard let handle else {
             let reason = String(String(cString: sf_strerror(nil)).trimming { ". \n".contains($0) })
@@ -134,31 +151,145 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         guard frames > 0 else {
             throw DuckPromptError(.unsupportedData, "\(label): holds no audio frames")
         }
-        if let (promised, held) = Self.truncation(in: handle) {
-            throw DuckPromptError(.unsupportedData,
-                "\(label): truncated: its header promises \(promised) bytes of audio, the file holds \(held)")
+        let memory = self.memory
+        if let reason = Self.truncation(in: handle, info: info,
+                                        statesLength: { Self.mpegStatesLength(path: path, memory: memory) }) {
+            throw DuckPromptError(.unsupportedData, "\(label): truncated: \(reason)")
         }
     }
 
-    /// A file cut short: libsndfile's log says `data : N (should be M)` with N > M. Sizes of
-    /// 0 or 0xFFFFFFFF are the placeholders of a WAV written to a pipe, not a truncation.
-    /// libsndfile: `SFC_GET_LOG_INFO`.
-    private static func truncation(in handle: OpaquePointer) -> (promised: Int, held: Int)? {
-        var buffer = [CChar](repeating: 0, count: 8192)
+    /// Frames decoded at the end of a file to see that it is all there (`truncation(in:info:statesLength:)`).
+    static let tailFrames = 4096
+
+    /// How many frames an MP3 may decode short of the length libmpg123 gives without being
+    /// truncated: one MPEG-1 Layer III frame. Whole files decode up to this much short
+    /// (lame 3.100, libmpg123 1.31: 138 frames of a 22.05 kHz mono file with a LAME tag, 306
+    /// of a 44.1 kHz one without).
+    static let mpegSlack: Int64 = 1152
+
+    /// Why an opened file is cut short, or nil when it is whole, as far as its format tells.
+    ///
+    /// - Containers whose header gives the size of the audio data (WAV, AIFF/AIFC, AU, 8SVX,
+    ///   VOC, W64): libsndfile's log (`SFC_GET_LOG_INFO`) reports a size over what the file
+    ///   holds; `truncation(inLog:)` reads it (VOC: `Seems to be a truncated file.`).
+    /// - Ogg (Vorbis, Opus): a stream without its end-of-stream page (the log says the last
+    ///   page lacks the bit, or libsndfile found no last page: `SF_INFO.frames` is
+    ///   `SF_COUNT_MAX`).
+    /// - Any other seekable format whose header gives a frame count (FLAC's STREAMINFO, an
+    ///   MP3's Xing, Info or VBRI header: `mpegStatesLength`, the sizes above): the last
+    ///   `tailFrames` are decoded
+    ///   (`sf_seek`, `sf_readf_float`); a failed seek, a decoding error (`sf_error`) or an end
+    ///   before the count (an MP3: more than `mpegSlack` before) is a truncation. Then
+    ///   `sf_seek` back to frame 0.
+    private static func truncation(in handle: OpaquePointer, info: SF_INFO, statesLength: () -> Bool) -> String? {
+        var buffer = [CChar](repeating: 0, count: 16384)
         sf_command(handle, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
-        return truncation(inLog: String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        let log = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if let (promised, held) = truncation(inLog: log) {
+            return "its header promises \(promised) bytes of audio, the file holds \(held)"
+        }
+        if log.contains("Seems to be a truncated file.") { return "libsndfile's log says it seems to be a truncated file" }
+        let major = info.format & Int32(SF_FORMAT_TYPEMASK)
+        if major == Int32(SF_FORMAT_OGG) {
+            if log.contains("lacks an end-of-stream bit") || info.frames == sf_count_t.max {
+                return "its Ogg stream ends without its last page (no end-of-stream flag)"
+            }
+            return nil
+        }
+        guard info.seekable != 0, info.frames != sf_count_t.max else { return nil }
+        if major == Int32(SF_FORMAT_MPEG), !statesLength() { return nil }
+        let frames = Int64(info.frames)
+        let start = max(0, frames - Int64(tailFrames))
+        var chunk = [Float](repeating: 0, count: 1024 * Int(info.channels))
+        let position = sf_seek(handle, sf_count_t(start), SEEK_SET)
+        guard position >= 0 else {
+            return "its header promises \(frames) frames and the file ends before the last of them"
+        }
+        var end = Int64(position)
+        while true {
+            let n = chunk.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress, 1024) }
+            if n <= 0 { break }
+            end += Int64(n)
+        }
+        if sf_error(handle) != 0 {
+            return "decoding its last frames failed (\(errorText(handle)))"
+        }
+        let slack = major == Int32(SF_FORMAT_MPEG) ? mpegSlack : 0
+        if end < frames - slack {
+            return "its header promises \(frames) frames and the file ends before the last of them"
+        }
+        guard sf_seek(handle, 0, SEEK_SET) == 0 else {
+            return "after its last frames, its start cannot be reached again (\(errorText(handle)))"
+        }
+        return nil
     }
 
-    /// The sizes in a libsndfile log's `data` (WAV, AIFF `SSND`) line of the form
-    /// `data : N (should be M)`, when N (promised by the header, bytes) is over M (held).
-    /// Read word by word: a `Regex` here cost 0.5 ms of start-up (the runtime compiles it).
+    private static func errorText(_ handle: OpaquePointer) -> String {
+        String(String(cString: sf_strerror(handle)).trimming { ". \n".contains($0) })
+    }
+
+    /// Whether an MP3 states its length: a Xing, Info (LAME) or VBRI header in its first
+    /// frame, which libmpg123 takes the length from. Without one libmpg123 estimates it from
+    /// the file's size and the first frame's bit rate, and a file that decodes short of that
+    /// guess (a VBR file whose first frame has a low rate) is whole all the same.
+    /// - Parameter head: the file's first bytes, past an ID3v2 tag if it has one
+    ///   (`id3v2Size(_:)`); 64 bytes from the first frame are enough.
+    static func mpegStatesLength(_ head: [UInt8]) -> Bool {
+        guard head.count >= 4, head[0] == 0xFF, head[1] & 0xE0 == 0xE0 else { return false }
+        let version = (head[1] >> 3) & 3  // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
+        let mono = head[3] >> 6 == 3
+        guard version != 1 else { return false }
+        let sideInfo = version == 3 ? (mono ? 17 : 32) : (mono ? 9 : 17)
+        func tag(at offset: Int, _ names: [String]) -> Bool {
+            guard head.count >= offset + 4 else { return false }
+            return names.contains(String(decoding: head[offset..<offset + 4], as: UTF8.self))
+        }
+        return tag(at: 4 + sideInfo, ["Xing", "Info"]) || tag(at: 36, ["VBRI"])
+    }
+
+    /// The length in bytes of an ID3v2 tag at the start of `head` (10-byte header, syncsafe
+    /// size, a footer when flag 0x10 is set); 0 when there is none.
+    static func id3v2Size(_ head: [UInt8]) -> Int {
+        guard head.count >= 10, head[0] == 0x49, head[1] == 0x44, head[2] == 0x33,
+              head[6..<10].allSatisfy({ $0 < 0x80 }) else { return 0 }
+        let size = head[6..<10].reduce(0) { $0 << 7 | Int($1) }
+        return 10 + size + (head[5] & 0x10 != 0 ? 10 : 0)
+    }
+
+    /// `mpegStatesLength` of the file at `path`, or of `memory` (standard input, a FIFO).
+    private static func mpegStatesLength(path: String, memory: MemoryFile?) -> Bool {
+        func bytes(_ offset: Int, _ count: Int) -> [UInt8] {
+            if let memory {
+                let data = memory.data
+                guard offset < data.count else { return [] }
+                return Array(data[offset..<min(data.count, offset + count)])
+            }
+            return readBytes(of: path, at: offset, count: count)
+        }
+        let start = id3v2Size(bytes(0, 10))
+        return mpegStatesLength(bytes(start, 64))
+    }
+
+    /// A streaming writer that cannot seek back leaves a placeholder for the size in the
+    /// header: 0xFFFFFFFF (ffmpeg), 0x7FFFF000 (sox's WAV), 0x7F000008 (sox's AIFF) … Sizes
+    /// from this one up are taken as such, not as a truncation.
+    static let placeholderSizes = 0x7F00_0000
+
+    /// The sizes in a libsndfile log line of the form `LABEL : N (should be M)` with LABEL
+    /// `data` (WAV, RF64), `SSND` (AIFF, AIFC), `Data Size` (AU), `BODY` (8SVX) or `riff`
+    /// (W64), when N (promised by the header, bytes) is over M (held) and under
+    /// `placeholderSizes`. A WAV's `RIFF` line is not read: writers get it wrong in files
+    /// whose audio is whole. Read word by word: a `Regex` here cost
+    /// 0.5 ms of start-up (the runtime compiles it).
     static func truncation(inLog log: String) -> (promised: Int, held: Int)? {
-        for line in log.split(separator: "\n") where line.hasPrefix("data") || line.hasPrefix("SSND") {
-            guard let colon = line.firstIndex(of: ":") else { continue }
+        let labels = ["data", "SSND", "Data Size", "BODY", "riff"]
+        for line in log.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":"),
+                  labels.contains(String(line[..<colon].trimming { $0 == " " })) else { continue }
             let words = line[line.index(after: colon)...].split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard words.count >= 4, let promised = Int(words[0]), words[1] == "(should", words[2] == "be",
                   words[3].hasSuffix(")"), let held = Int(words[3].dropLast()) else { continue }
-            if promised > held, promised != 0xFFFF_FFFF, promised != 0xFFFF_FFFF - 8, held > 0 { return (promised, held) }
+            if promised > held, promised < placeholderSizes, held > 0 { return (promised, held) }
         }
         return nil
     }
