@@ -85,7 +85,8 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     ///     before libsndfile sees it), `cancel()` stops the wait at once; nil waits for the end.
     /// - Throws: `DuckPromptError(.noInput)` (66) when the file is missing or unreadable;
     ///   `.unsupportedData` (65) when libsndfile cannot decode it (the message lists the formats
-    ///   it reads), it holds no frames, it is truncated (`truncation(in:info:statesLength:)` says what
+    ///   it reads), its format is one libsndfile reads but the file is malformed
+    ///   (`SF_ERR_MALFORMED_FILE`: damaged or truncated), it holds no frames, it is truncated (`truncation(in:info:statesLength:)` says what
     ///   counts), or it has more than 8 channels or a rate outside 8 … 192 kHz;
     ///   `CancellationError` when `cancellation` was cancelled while input was awaited.
     /// libsndfile: `sf_open(SFM_READ)` (a regular file), `sf_open_virtual` (any other input,
@@ -126,6 +127,11 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         }
         guard let handle else {
             let reason = String(String(cString: sf_strerror(nil)).trimming { ". \n".contains($0) })
+            // A format libsndfile reads, whose headers do not add up: half of an Opus file
+            // whose first audio page is cut, a CAF cut anywhere.
+            if sf_error(nil) == Int32(SF_ERR_MALFORMED_FILE) {
+                throw DuckPromptError(.unsupportedData, "\(label): damaged or truncated (libsndfile: \(reason))")
+            }
             throw DuckPromptError(.unsupportedData,
                 "\(label): not audio libsndfile can read (\(reason)); it reads \(AudioSource.readableFormats.joined(separator: ", "))")
         }
