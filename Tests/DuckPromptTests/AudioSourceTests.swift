@@ -62,33 +62,40 @@ struct AudioSourceTruncationTests {
     }
 }
 
-/// Whether an MP3 states its length (Xing, Info, VBRI), and the size of an ID3v2 tag.
+/// The audio size an MP3's Xing, Info or VBRI header gives, and the size of an ID3v2 tag.
 @Suite("AudioSource MP3 headers")
 struct MPEGHeaderTests {
-    /// A first frame: the 4 header bytes, then `tag` at `offset` from the frame's start.
-    static func frame(_ header: [UInt8], tag: String? = nil, at offset: Int = 36) -> [UInt8] {
+    /// A first frame: the 4 header bytes, then `tag`, its flags and fields at `offset`.
+    static func frame(_ header: [UInt8], tag: String? = nil, at offset: Int = 36, fields: [UInt8] = []) -> [UInt8] {
         var bytes = header + [UInt8](repeating: 0, count: 60)
-        if let tag { bytes.replaceSubrange(offset..<offset + 4, with: Array(tag.utf8)) }
+        if let tag { bytes.replaceSubrange(offset..<offset + 4 + fields.count, with: Array(tag.utf8) + fields) }
         return bytes
     }
 
-    @Test("Xing and Info after the side information, VBRI at 36; none elsewhere or without a frame sync")
+    /// Flags 15 (frames, bytes, TOC, quality), 1000 frames, 0x0001_0203 bytes.
+    static let lame: [UInt8] = [0, 0, 0, 15, 0, 0, 0x03, 0xE8, 0, 1, 2, 3]
+
+    @Test("the bytes field of Xing and Info after the side information and of VBRI at 36; none elsewhere")
     func tags() {
         let stereo1: [UInt8] = [0xFF, 0xFB, 0x90, 0x64]   // MPEG-1 Layer III, joint stereo
         let mono1: [UInt8] = [0xFF, 0xFB, 0x90, 0xC4]     // MPEG-1, mono: side info 17
         let mono2: [UInt8] = [0xFF, 0xF3, 0x40, 0xC4]     // MPEG-2, mono: side info 9
         let stereo2: [UInt8] = [0xFF, 0xF3, 0x40, 0x64]   // MPEG-2, stereo: side info 17
-        #expect(AudioSource.mpegStatesLength(Self.frame(stereo1, tag: "Xing", at: 36)))
-        #expect(AudioSource.mpegStatesLength(Self.frame(stereo1, tag: "Info", at: 36)))
-        #expect(AudioSource.mpegStatesLength(Self.frame(mono1, tag: "Info", at: 21)))
-        #expect(AudioSource.mpegStatesLength(Self.frame(mono2, tag: "Xing", at: 13)))
-        #expect(AudioSource.mpegStatesLength(Self.frame(stereo2, tag: "Info", at: 21)))
-        #expect(AudioSource.mpegStatesLength(Self.frame(stereo2, tag: "VBRI", at: 36)))
-        #expect(!AudioSource.mpegStatesLength(Self.frame(stereo1)))
-        #expect(!AudioSource.mpegStatesLength(Self.frame(mono1, tag: "Info", at: 36)))
-        #expect(!AudioSource.mpegStatesLength(Self.frame([0x49, 0x44, 0x33, 0x04], tag: "Xing", at: 36)))
-        #expect(!AudioSource.mpegStatesLength(Self.frame([0xFF, 0xEB, 0x90, 0x64], tag: "Xing", at: 36)))  // version 1: reserved
-        #expect(!AudioSource.mpegStatesLength([0xFF, 0xFB]))
+        for (header, tag, offset) in [(stereo1, "Xing", 36), (stereo1, "Info", 36), (mono1, "Info", 21),
+                                      (mono2, "Xing", 13), (stereo2, "Info", 21)] {
+            #expect(AudioSource.mpegAudioBytes(Self.frame(header, tag: tag, at: offset, fields: Self.lame)) == 0x0001_0203,
+                    "\(tag) at \(offset)")
+        }
+        // Flags 2 alone: the bytes come first. Flags 1 alone: no bytes field.
+        #expect(AudioSource.mpegAudioBytes(Self.frame(stereo1, tag: "Xing", at: 36, fields: [0, 0, 0, 2, 0, 0, 1, 0])) == 256)
+        #expect(AudioSource.mpegAudioBytes(Self.frame(stereo1, tag: "Xing", at: 36, fields: [0, 0, 0, 1, 0, 0, 1, 0])) == nil)
+        // VBRI: version, delay, quality (2 bytes each), then the bytes.
+        #expect(AudioSource.mpegAudioBytes(Self.frame(stereo2, tag: "VBRI", at: 36, fields: [0, 1, 0, 0, 0, 75, 0, 0, 4, 0])) == 1024)
+        #expect(AudioSource.mpegAudioBytes(Self.frame(stereo1)) == nil)
+        #expect(AudioSource.mpegAudioBytes(Self.frame(mono1, tag: "Info", at: 36, fields: Self.lame)) == nil)
+        #expect(AudioSource.mpegAudioBytes(Self.frame([0x49, 0x44, 0x33, 0x04], tag: "Xing", at: 36, fields: Self.lame)) == nil)
+        #expect(AudioSource.mpegAudioBytes(Self.frame([0xFF, 0xEB, 0x90, 0x64], tag: "Xing", at: 36, fields: Self.lame)) == nil)
+        #expect(AudioSource.mpegAudioBytes([0xFF, 0xFB]) == nil)
     }
 
     @Test("an ID3v2 tag's size: header, syncsafe size, footer")
@@ -192,14 +199,26 @@ struct TruncatedFileTests {
         }
     }
 
-    @Test("a file that lacks only its last 200 bytes is refused; an MP3 its last 2000 (5 frames)",
-          arguments: ["flac", "mp3", "ogg", "opus", "wav"])
+    @Test("a file that lacks only its last 200 bytes is refused", arguments: ["flac", "mp3", "ogg", "opus", "wav"])
     func lastBytes(format: String) throws {
         let files = try Files()
         let whole = try files.encoded("x.\(format)")
         let size = try #require(try FileManager.default.attributesOfItem(atPath: whole)[.size] as? Int)
-        let cut = try files.cut(whole, keeping: size - (format == "mp3" ? 2000 : 200))
+        let cut = try files.cut(whole, keeping: size - 200)
         #expect(throws: DuckPromptError.self) { try AudioSource(path: cut) }
+    }
+
+    @Test("an MP3 with ID3v2 and ID3v1 tags plays whole; less 200 bytes (the ID3v1 tag and 72 of audio) is refused")
+    func mp3WithTags() throws {
+        let files = try Files()
+        let whole = files.path("tagged.mp3")
+        try files.tool(["lame", "--quiet", "--add-id3v2", "--tt", "Turn left", "--ta", "duckprompt",
+                        files.path("source.wav"), whole])
+        _ = try AudioSource(path: whole)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: whole)[.size] as? Int)
+        let cut = try files.cut(whole, keeping: size - 200)
+        #expect(throws: DuckPromptError.self) { try AudioSource(path: cut) }
+        _ = try AudioSource(path: try files.cut(whole, keeping: size - 100))   // the ID3v1 tag alone is cut
     }
 
     @Test("an MP3 without a Xing or Info header is not refused: its length is libmpg123's guess")

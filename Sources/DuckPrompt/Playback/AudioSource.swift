@@ -86,7 +86,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     /// - Throws: `DuckPromptError(.noInput)` (66) when the file is missing or unreadable;
     ///   `.unsupportedData` (65) when libsndfile cannot decode it (the message lists the formats
     ///   it reads), its format is one libsndfile reads but the file is malformed
-    ///   (`SF_ERR_MALFORMED_FILE`: damaged or truncated), it holds no frames, it is truncated (`truncation(in:info:statesLength:)` says what
+    ///   (`SF_ERR_MALFORMED_FILE`: damaged or truncated), it holds no frames, it is truncated (`truncation(in:info:mpegSizes:)` says what
     ///   counts), or it has more than 8 channels or a rate outside 8 … 192 kHz;
     ///   `CancellationError` when `cancellation` was cancelled while input was awaited.
     /// libsndfile: `sf_open(SFM_READ)` (a regular file), `sf_open_virtual` (any other input,
@@ -159,19 +159,13 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         }
         let memory = self.memory
         if let reason = Self.truncation(in: handle, info: info,
-                                        statesLength: { Self.mpegStatesLength(path: path, memory: memory) }) {
+                                        mpegSizes: { Self.mpegAudioSizes(path: path, memory: memory) }) {
             throw DuckPromptError(.unsupportedData, "\(label): truncated: \(reason)")
         }
     }
 
-    /// Frames decoded at the end of a file to see that it is all there (`truncation(in:info:statesLength:)`).
+    /// Frames decoded at the end of a file to see that it is all there (`truncation(in:info:mpegSizes:)`).
     static let tailFrames = 4096
-
-    /// How many frames an MP3 may decode short of the length libmpg123 gives without being
-    /// truncated: one MPEG-1 Layer III frame. Whole files decode up to this much short
-    /// (lame 3.100, libmpg123 1.31: 138 frames of a 22.05 kHz mono file with a LAME tag, 306
-    /// of a 44.1 kHz one without).
-    static let mpegSlack: Int64 = 1152
 
     /// Why an opened file is cut short, or nil when it is whole, as far as its format tells.
     ///
@@ -181,13 +175,18 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     /// - Ogg (Vorbis, Opus): a stream without its end-of-stream page (the log says the last
     ///   page lacks the bit, or libsndfile found no last page: `SF_INFO.frames` is
     ///   `SF_COUNT_MAX`).
-    /// - Any other seekable format whose header gives a frame count (FLAC's STREAMINFO, an
-    ///   MP3's Xing, Info or VBRI header: `mpegStatesLength`, the sizes above): the last
-    ///   `tailFrames` are decoded
-    ///   (`sf_seek`, `sf_readf_float`); a failed seek, a decoding error (`sf_error`) or an end
-    ///   before the count (an MP3: more than `mpegSlack` before) is a truncation. Then
-    ///   `sf_seek` back to frame 0.
-    private static func truncation(in handle: OpaquePointer, info: SF_INFO, statesLength: () -> Bool) -> String? {
+    /// - MP3: the size in bytes of a Xing, Info (LAME) or VBRI header over what the file
+    ///   holds from its first frame on (`mpegAudioSizes`). Without such a header libmpg123
+    ///   guesses the length from the file's size and the first frame's bit rate: a cut at a
+    ///   frame boundary cannot be told, and a whole VBR file can decode short of the guess.
+    ///   Nothing is decoded: seeking to an MP3's end makes libmpg123 read every frame header
+    ///   (2.8 ms for 60 s).
+    /// - Any other seekable format whose header gives a frame count (FLAC's STREAMINFO, the
+    ///   sizes above): the last `tailFrames` are decoded (`sf_seek`, `sf_readf_float`); a
+    ///   failed seek, a decoding error (`sf_error`) or an end before the count is a
+    ///   truncation. Then `sf_seek` back to frame 0.
+    private static func truncation(in handle: OpaquePointer, info: SF_INFO,
+                                   mpegSizes: () -> (promised: Int, held: Int)?) -> String? {
         var buffer = [CChar](repeating: 0, count: 16384)
         sf_command(handle, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
         let log = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -202,8 +201,11 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
             }
             return nil
         }
+        if major == Int32(SF_FORMAT_MPEG) {
+            guard let (promised, held) = mpegSizes(), held < promised else { return nil }
+            return "its header promises \(promised) bytes of audio, the file holds \(held)"
+        }
         guard info.seekable != 0, info.frames != sf_count_t.max else { return nil }
-        if major == Int32(SF_FORMAT_MPEG), !statesLength() { return nil }
         let frames = Int64(info.frames)
         let start = max(0, frames - Int64(tailFrames))
         var chunk = [Float](repeating: 0, count: 1024 * Int(info.channels))
@@ -220,8 +222,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         if sf_error(handle) != 0 {
             return "decoding its last frames failed (\(errorText(handle)))"
         }
-        let slack = major == Int32(SF_FORMAT_MPEG) ? mpegSlack : 0
-        if end < frames - slack {
+        if end < frames {
             return "its header promises \(frames) frames and the file ends before the last of them"
         }
         guard sf_seek(handle, 0, SEEK_SET) == 0 else {
@@ -234,23 +235,32 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         String(String(cString: sf_strerror(handle)).trimming { ". \n".contains($0) })
     }
 
-    /// Whether an MP3 states its length: a Xing, Info (LAME) or VBRI header in its first
-    /// frame, which libmpg123 takes the length from. Without one libmpg123 estimates it from
-    /// the file's size and the first frame's bit rate, and a file that decodes short of that
-    /// guess (a VBR file whose first frame has a low rate) is whole all the same.
-    /// - Parameter head: the file's first bytes, past an ID3v2 tag if it has one
-    ///   (`id3v2Size(_:)`); 64 bytes from the first frame are enough.
-    static func mpegStatesLength(_ head: [UInt8]) -> Bool {
-        guard head.count >= 4, head[0] == 0xFF, head[1] & 0xE0 == 0xE0 else { return false }
-        let version = (head[1] >> 3) & 3  // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
+    /// The size in bytes an MP3's first frame gives for the audio, itself included: the bytes
+    /// field of a Xing or Info (LAME) header after the side information (flag 2), or of a VBRI
+    /// header at byte 36; nil without one (lame writes no Info header into frames too small
+    /// for it: 8 kbps mono at 8 to 22.05 kHz).
+    /// - Parameter head: the file's bytes from its first frame on (past an ID3v2 tag:
+    ///   `id3v2Size(_:)`); 64 bytes are enough.
+    static func mpegAudioBytes(_ head: [UInt8]) -> Int? {
+        guard head.count >= 4, head[0] == 0xFF, head[1] & 0xE0 == 0xE0 else { return nil }
+        let version = (head[1] >> 3) & 3  // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5, 1: reserved
         let mono = head[3] >> 6 == 3
-        guard version != 1 else { return false }
+        guard version != 1 else { return nil }
         let sideInfo = version == 3 ? (mono ? 17 : 32) : (mono ? 9 : 17)
-        func tag(at offset: Int, _ names: [String]) -> Bool {
-            guard head.count >= offset + 4 else { return false }
-            return names.contains(String(decoding: head[offset..<offset + 4], as: UTF8.self))
+        func word(_ offset: Int) -> Int? {
+            guard head.count >= offset + 4 else { return nil }
+            return head[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
         }
-        return tag(at: 4 + sideInfo, ["Xing", "Info"]) || tag(at: 36, ["VBRI"])
+        func tag(_ offset: Int) -> String? {
+            guard head.count >= offset + 4 else { return nil }
+            return String(decoding: head[offset..<offset + 4], as: UTF8.self)
+        }
+        let xing = 4 + sideInfo
+        if tag(xing) == "Xing" || tag(xing) == "Info", let flags = word(xing + 4), flags & 2 != 0 {
+            return word(xing + 8 + (flags & 1 != 0 ? 4 : 0))
+        }
+        if tag(36) == "VBRI" { return word(36 + 10) }
+        return nil
     }
 
     /// The length in bytes of an ID3v2 tag at the start of `head` (10-byte header, syncsafe
@@ -262,8 +272,11 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         return 10 + size + (head[5] & 0x10 != 0 ? 10 : 0)
     }
 
-    /// `mpegStatesLength` of the file at `path`, or of `memory` (standard input, a FIFO).
-    private static func mpegStatesLength(path: String, memory: MemoryFile?) -> Bool {
+    /// An MP3's audio size as its header gives it (`mpegAudioBytes`) and as the file holds
+    /// it, from its first frame to its end (trailing ID3v1 or APE tags count as held), for
+    /// the file at `path` or `memory` (standard input, a FIFO); nil when the header gives
+    /// none. `pread` of 10 and 64 bytes, `stat` for the size.
+    private static func mpegAudioSizes(path: String, memory: MemoryFile?) -> (promised: Int, held: Int)? {
         func bytes(_ offset: Int, _ count: Int) -> [UInt8] {
             if let memory {
                 let data = memory.data
@@ -273,7 +286,10 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
             return readBytes(of: path, at: offset, count: count)
         }
         let start = id3v2Size(bytes(0, 10))
-        return mpegStatesLength(bytes(start, 64))
+        guard let promised = mpegAudioBytes(bytes(start, 64)) else { return nil }
+        var status = stat()
+        let size = memory?.data.count ?? (stat(path, &status) == 0 ? Int(status.st_size) : 0)
+        return (promised, max(0, size - start))
     }
 
     /// A streaming writer that cannot seek back leaves a placeholder for the size in the
