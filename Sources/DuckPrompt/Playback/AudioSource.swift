@@ -100,7 +100,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
             let data = try WaitingInput.readAll(STDIN_FILENO, label: label,
                                                 wake: cancellation?.control.cancelDescriptor())
             guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "standard input is empty") }
-            let memory = MemoryFile(Data(data))
+            let memory = MemoryFile(data)
             self.memory = memory
             handle = memory.open(&info)
         } else {
@@ -120,7 +120,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
                 defer { close(fd) }
                 let data = try WaitingInput.readAll(fd, label: label, wake: cancellation?.control.cancelDescriptor())
                 guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "\(path): is empty") }
-                let memory = MemoryFile(Data(data))
+                let memory = MemoryFile(data)
                 self.memory = memory
                 handle = memory.open(&info)
             }
@@ -349,9 +349,9 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
 /// Bytes in memory that libsndfile reads through its virtual I/O (for standard input, which
 /// cannot seek). `sf_open_virtual` with `SF_VIRTUAL_IO` callbacks.
 private final class MemoryFile: @unchecked Sendable {
-    let data: Data
+    let data: [UInt8]
     var offset = 0
-    init(_ data: Data) { self.data = data }
+    init(_ data: [UInt8]) { self.data = data }
 
     func open(_ info: inout SF_INFO) -> OpaquePointer? {
         var io = SF_VIRTUAL_IO(
