@@ -456,8 +456,10 @@ public enum DuckPrompt {
     }
 
     /// `play(files:say:voice:wordsPerMinute:options:server:)` on the calling thread: see
-    /// `playBlocking(_:options:server:cancellation:)`.
-    /// - Throws: what `play(files:say:…)` throws.
+    /// `playBlocking(_:options:server:cancellation:)`. `cancellation` also stops the wait for
+    /// standard input or a FIFO to end (`AudioSource.init(path:cancellation:)`), before
+    /// anything is ducked.
+    /// - Throws: what `play(files:say:…)` throws; `CancellationError` when cancelled.
     public static func playBlocking(files paths: [String], say texts: [String] = [], voice: String? = nil,
                                     wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions(),
                                     server: ServerOptions = ServerOptions(),

@@ -84,6 +84,17 @@ struct InputRunTests {
         expectError(try Binary.run(["play", "--timeout", "0.5", piped]), status: 69)
     }
 
+    @Test("/dev/zero by name or on standard input: exit 65 past 64 MiB, not all memory")
+    func endlessDevice() throws {
+        for (arguments, input, name) in [(["play", "/dev/zero"], FileHandle.nullDevice, "/dev/zero"),
+                                         (["play", "-"], try #require(FileHandle(forReadingAtPath: "/dev/zero")), "standard input")] {
+            let run = try Binary.run(arguments, limit: 20, input: input)
+            expectError(run, status: 65)
+            #expect(run.stderr == "duckprompt: \(name): longer than 64 MiB, the most read from a pipe or device (give a file by name)\n",
+                    "\(run)")
+        }
+    }
+
     static let signals: [(Int32, Int32)] = [(SIGINT, 130), (SIGTERM, 143), (SIGHUP, 129)]
 
     @Test("a FIFO no one writes: SIGINT, SIGTERM, SIGHUP end the wait at once with 130, 143, 129",

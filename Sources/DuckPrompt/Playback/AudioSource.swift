@@ -59,6 +59,10 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     public static let channelRange = 1...8
     public static let rateRange = 8_000...192_000
 
+    /// The most bytes read from standard input, a FIFO or a device, which are kept in memory
+    /// (64 MiB: 5.8 min of 48 kHz stereo 16-bit WAV); `/dev/zero` would fill it.
+    public static let inputLimit = 64 << 20
+
     /// Path as given (`-` for standard input).
     public let path: String
     public var name: String { path == "-" ? "standard input" : URL(fileURLWithPath: path).lastPathComponent }
@@ -85,7 +89,8 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     ///     before libsndfile sees it), `cancel()` stops the wait at once; nil waits for the end.
     /// - Throws: `DuckPromptError(.noInput)` (66) when the file is missing or unreadable;
     ///   `.unsupportedData` (65) when libsndfile cannot decode it (the message lists the formats
-    ///   it reads), its format is one libsndfile reads but the file is malformed
+    ///   it reads), standard input, a FIFO or a device holds more than `inputLimit` bytes,
+    ///   its format is one libsndfile reads but the file is malformed
     ///   (`SF_ERR_MALFORMED_FILE`: damaged or truncated), it holds no frames, it is truncated (`truncation(in:info:mpegSizes:)` says what
     ///   counts), or it has more than 8 channels or a rate outside 8 … 192 kHz;
     ///   `CancellationError` when `cancellation` was cancelled while input was awaited.
@@ -98,7 +103,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         let label = path == "-" ? "standard input" : path
         if path == "-" {
             let data = try WaitingInput.readAll(STDIN_FILENO, label: label,
-                                                wake: cancellation?.control.cancelDescriptor())
+                                                wake: cancellation?.control.cancelDescriptor(), limit: Self.inputLimit)
             guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "standard input is empty") }
             let memory = MemoryFile(data)
             self.memory = memory
@@ -118,7 +123,8 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
                 // writer, deaf to SIGINT/SIGTERM/SIGHUP, which the CLI blocks in this thread.
                 let fd = try WaitingInput.open(path)
                 defer { close(fd) }
-                let data = try WaitingInput.readAll(fd, label: label, wake: cancellation?.control.cancelDescriptor())
+                let data = try WaitingInput.readAll(fd, label: label, wake: cancellation?.control.cancelDescriptor(),
+                                                    limit: Self.inputLimit)
                 guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "\(path): is empty") }
                 let memory = MemoryFile(data)
                 self.memory = memory

@@ -196,13 +196,14 @@ package enum WaitingInput {
     ///   - label: names the input in messages (`standard input`, the path).
     ///   - wake: a descriptor that becomes readable to stop the wait (`WakePipe`); nil waits
     ///     for the input alone.
+    ///   - limit: the most bytes kept; one more is an error.
     /// - Throws: `CancellationError` once `wake` is readable (before or during the wait);
-    ///   `.noInput` (66) when `read` fails.
+    ///   `.noInput` (66) when `read` fails; `.unsupportedData` (65) past `limit` bytes.
     /// A FIFO that no writer opened yet reads as not ready (Linux reports `POLLHUP` only
     /// after a writer came and went), so the wait lasts until a writer writes or a
     /// cancellation comes. `O_NONBLOCK` is never set here: standard input's file status is
     /// shared with the shell.
-    package static func readAll(_ fd: Int32, label: String, wake: Int32?) throws -> [UInt8] {
+    package static func readAll(_ fd: Int32, label: String, wake: Int32?, limit: Int) throws -> [UInt8] {
         var data: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
@@ -222,6 +223,10 @@ package enum WaitingInput {
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw DuckPromptError(.noInput, "\(label): \(String(cString: strerror(errno)))")
+            }
+            guard data.count + n <= limit else {
+                throw DuckPromptError(.unsupportedData,
+                    "\(label): longer than \(limit >> 20) MiB, the most read from a pipe or device (give a file by name)")
             }
             data.append(contentsOf: chunk[0..<n])
         }
