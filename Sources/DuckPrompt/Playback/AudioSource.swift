@@ -91,7 +91,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     ///   `.unsupportedData` (65) when libsndfile cannot decode it (the message lists the formats
     ///   it reads), standard input, a FIFO or a device holds more than `inputLimit` bytes,
     ///   its format is one libsndfile reads but the file is malformed
-    ///   (`SF_ERR_MALFORMED_FILE`: damaged or truncated), it holds no frames, it is truncated (`truncation(in:info:mpegSizes:)` says what
+    ///   (`SF_ERR_MALFORMED_FILE`: damaged or truncated), it holds no frames, it is truncated (`truncation(in:info:)` says what
     ///   counts), or it has more than 8 channels or a rate outside 8 … 192 kHz;
     ///   `CancellationError` when `cancellation` was cancelled while input was awaited.
     /// libsndfile: `sf_open(SFM_READ)` (a regular file), `sf_open_virtual` (any other input,
@@ -107,6 +107,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
             guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "standard input is empty") }
             let memory = MemoryFile(data)
             self.memory = memory
+            try Self.refuseCutMPEG(path: path, memory: memory, label: label)
             handle = memory.open(&info)
         } else {
             var status = stat()
@@ -117,6 +118,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
             }
             if status.st_mode & S_IFMT == S_IFREG {
                 memory = nil
+                try Self.refuseCutMPEG(path: path, memory: nil, label: label)
                 handle = sf_open(path, Int32(SFM_READ), &info)
             } else {
                 // A FIFO (or /dev/stdin, a process substitution): open(2) would wait for a
@@ -128,6 +130,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
                 guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "\(path): is empty") }
                 let memory = MemoryFile(data)
                 self.memory = memory
+                try Self.refuseCutMPEG(path: path, memory: memory, label: label)
                 handle = memory.open(&info)
             }
         }
@@ -163,14 +166,12 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         guard frames > 0 else {
             throw DuckPromptError(.unsupportedData, "\(label): holds no audio frames")
         }
-        let memory = self.memory
-        if let reason = Self.truncation(in: handle, info: info,
-                                        mpegSizes: { Self.mpegAudioSizes(path: path, memory: memory) }) {
+        if let reason = Self.truncation(in: handle, info: info) {
             throw DuckPromptError(.unsupportedData, "\(label): truncated: \(reason)")
         }
     }
 
-    /// Frames decoded at the end of a file to see that it is all there (`truncation(in:info:mpegSizes:)`).
+    /// Frames decoded at the end of a file to see that it is all there (`truncation(in:info:)`).
     static let tailFrames = 4096
 
     /// Why an opened file is cut short, or nil when it is whole, as far as its format tells.
@@ -181,18 +182,12 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     /// - Ogg (Vorbis, Opus): a stream without its end-of-stream page (the log says the last
     ///   page lacks the bit, or libsndfile found no last page: `SF_INFO.frames` is
     ///   `SF_COUNT_MAX`).
-    /// - MP3: the size in bytes of a Xing, Info (LAME) or VBRI header over what the file
-    ///   holds from its first frame on (`mpegAudioSizes`). Without such a header libmpg123
-    ///   guesses the length from the file's size and the first frame's bit rate: a cut at a
-    ///   frame boundary cannot be told, and a whole VBR file can decode short of the guess.
-    ///   Nothing is decoded: seeking to an MP3's end makes libmpg123 read every frame header
-    ///   (2.8 ms for 60 s).
+    /// - MP3: checked before libsndfile opens it (`refuseCutMPEG`); nothing here.
     /// - Any other seekable format whose header gives a frame count (FLAC's STREAMINFO, the
     ///   sizes above): the last `tailFrames` are decoded (`sf_seek`, `sf_readf_float`); a
     ///   failed seek, a decoding error (`sf_error`) or an end before the count is a
     ///   truncation. Then `sf_seek` back to frame 0.
-    private static func truncation(in handle: OpaquePointer, info: SF_INFO,
-                                   mpegSizes: () -> (promised: Int, held: Int)?) -> String? {
+    private static func truncation(in handle: OpaquePointer, info: SF_INFO) -> String? {
         var buffer = [CChar](repeating: 0, count: 16384)
         sf_command(handle, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
         let log = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -207,10 +202,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
             }
             return nil
         }
-        if major == Int32(SF_FORMAT_MPEG) {
-            guard let (promised, held) = mpegSizes(), held < promised else { return nil }
-            return "its header promises \(promised) bytes of audio, the file holds \(held)"
-        }
+        if major == Int32(SF_FORMAT_MPEG) { return nil }
         guard info.seekable != 0, info.frames != sf_count_t.max else { return nil }
         let frames = Int64(info.frames)
         let start = max(0, frames - Int64(tailFrames))
@@ -276,6 +268,20 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
               head[6..<10].allSatisfy({ $0 < 0x80 }) else { return 0 }
         let size = head[6..<10].reduce(0) { $0 << 7 | Int($1) }
         return 10 + size + (head[5] & 0x10 != 0 ? 10 : 0)
+    }
+
+    /// Throws `.unsupportedData` (65) for an MP3 whose Xing, Info (LAME) or VBRI header gives
+    /// more bytes of audio than the file holds from its first frame on (`mpegAudioSizes`).
+    /// Checked before libsndfile opens the file, as libmpg123 then prints a warning of its
+    /// own about the size on standard error. Without such a header libmpg123 guesses the
+    /// length from the file's size and the first frame's bit rate: a cut at a frame boundary
+    /// cannot be told, and a whole VBR file can decode short of the guess. Nothing is
+    /// decoded: seeking to an MP3's end makes libmpg123 read every frame header (2.8 ms for
+    /// 60 s).
+    private static func refuseCutMPEG(path: String, memory: MemoryFile?, label: String) throws {
+        guard let (promised, held) = mpegAudioSizes(path: path, memory: memory), held < promised else { return }
+        throw DuckPromptError(.unsupportedData,
+            "\(label): truncated: its header promises \(promised) bytes of audio, the file holds \(held)")
     }
 
     /// An MP3's audio size as its header gives it (`mpegAudioBytes`) and as the file holds
