@@ -91,8 +91,9 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     ///   `.unsupportedData` (65) when libsndfile cannot decode it (the message lists the formats
     ///   it reads), standard input, a FIFO or a device holds more than `inputLimit` bytes,
     ///   its format is one libsndfile reads but the file is malformed
-    ///   (`SF_ERR_MALFORMED_FILE`: damaged or truncated), it holds no frames, it is truncated (`truncation(in:info:)` says what
-    ///   counts), or it has more than 8 channels or a rate outside 8 … 192 kHz;
+    ///   (`SF_ERR_MALFORMED_FILE`: damaged or truncated), it holds no frames, it is truncated
+    ///   (`truncation(in:info:)` and `refuseCutMPEG` say what counts), or it has more than 8
+    ///   channels or a rate outside 8 … 192 kHz;
     ///   `CancellationError` when `cancellation` was cancelled while input was awaited.
     /// libsndfile: `sf_open(SFM_READ)` (a regular file), `sf_open_virtual` (any other input,
     /// read whole first), `sf_strerror`.
@@ -196,8 +197,12 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         }
         if log.contains("Seems to be a truncated file.") { return "libsndfile's log says it seems to be a truncated file" }
         let major = info.format & Int32(SF_FORMAT_TYPEMASK)
+        let subtype = info.format & Int32(SF_FORMAT_SUBMASK)
         if major == Int32(SF_FORMAT_OGG) {
-            if log.contains("lacks an end-of-stream bit") || info.frames == sf_count_t.max {
+            // Vorbis and Opus find their last page when it is there; other Ogg codecs of
+            // libsndfile (Speex) never report a length.
+            let findsEnd = subtype == Int32(SF_FORMAT_VORBIS) || subtype == Int32(SF_FORMAT_OPUS)
+            if log.contains("lacks an end-of-stream bit") || (info.frames == sf_count_t.max && findsEnd) {
                 return "its Ogg stream ends without its last page (no end-of-stream flag)"
             }
             return nil
@@ -287,7 +292,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     /// An MP3's audio size as its header gives it (`mpegAudioBytes`) and as the file holds
     /// it, from its first frame to its end (trailing ID3v1 or APE tags count as held), for
     /// the file at `path` or `memory` (standard input, a FIFO); nil when the header gives
-    /// none. `pread` of 10 and 64 bytes, `stat` for the size.
+    /// none. `pread` of 64 bytes (and 64 more past an ID3v2 tag), `stat` for the size.
     private static func mpegAudioSizes(path: String, memory: MemoryFile?) -> (promised: Int, held: Int)? {
         func bytes(_ offset: Int, _ count: Int) -> [UInt8] {
             if let memory {
@@ -297,8 +302,9 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
             }
             return readBytes(of: path, at: offset, count: count)
         }
-        let start = id3v2Size(bytes(0, 10))
-        guard let promised = mpegAudioBytes(bytes(start, 64)) else { return nil }
+        let head = bytes(0, 64)
+        let start = id3v2Size(head)
+        guard let promised = mpegAudioBytes(start == 0 ? head : bytes(start, 64)) else { return nil }
         var status = stat()
         let size = memory?.data.count ?? (stat(path, &status) == 0 ? Int(status.st_size) : 0)
         return (promised, max(0, size - start))
