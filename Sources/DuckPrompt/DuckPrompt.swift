@@ -467,7 +467,7 @@ public enum DuckPrompt {
         try options.validate()
         return try playBlocking(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute,
                                         cancellation: cancellation),
-                         options: options, server: server, cancellation: cancellation)
+                                options: options, server: server, cancellation: cancellation)
     }
 
     /// Opens every path with libsndfile (see `AudioSource.init(path:)`; `-` is standard input),
