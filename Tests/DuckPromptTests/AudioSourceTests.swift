@@ -27,15 +27,16 @@ struct AudioSourceTruncationTests {
         #expect(found?.held == 1956)
     }
 
-    @Test("a whole file, a data chunk that holds more than promised; AIFF, AU, 8SVX and W64 lines as libsndfile 1.2.0 writes them")
+    @Test("a whole file, a data chunk that holds more than promised; AIFF, AU, 8SVX, W64 and RF64 lines as libsndfile 1.2.0 writes them")
     func otherLogs() {
         #expect(AudioSource.truncation(inLog: "RIFF : 4836\nWAVE\ndata : 4800\nEnd\n") == nil)
         #expect(AudioSource.truncation(inLog: "data : 1000 (should be 4000)\n") == nil)
-        // The first halves of 3 s stereo 16-bit files made by sox.
+        // The first halves of 3 s stereo 16-bit files made by sox (RF64: by libsndfile).
         for (line, promised, held) in [(" SSND : 576008 (should be 287964)", 576008, 287964),
                                        ("  Data Size   : 576000 (should be 287978)", 576000, 287978),
                                        (" BODY : 288000 (should be 143950)", 288000, 143950),
-                                       ("riff : 576104 (should be 288052)", 576104, 288052)] {
+                                       ("riff : 576104 (should be 288052)", 576104, 288052),
+                                       ("  Riff size : 576096 (should be 288044)", 576096, 288044)] {
             let found = AudioSource.truncation(inLog: "File : x\n\(line)\nEnd\n")
             #expect(found?.promised == promised, "\(line)")
             #expect(found?.held == held, "\(line)")

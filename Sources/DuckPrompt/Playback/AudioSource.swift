@@ -193,7 +193,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         sf_command(handle, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
         let log = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if let (promised, held) = truncation(inLog: log) {
-            return "its header promises \(promised) bytes of audio, the file holds \(held)"
+            return "its header promises \(promised) bytes, the file holds \(held)"
         }
         if log.contains("Seems to be a truncated file.") { return "libsndfile's log says it seems to be a truncated file" }
         let major = info.format & Int32(SF_FORMAT_TYPEMASK)
@@ -316,13 +316,13 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     static let placeholderSizes = 0x7F00_0000
 
     /// The sizes in a libsndfile log line of the form `LABEL : N (should be M)` with LABEL
-    /// `data` (WAV, RF64), `SSND` (AIFF, AIFC), `Data Size` (AU), `BODY` (8SVX) or `riff`
-    /// (W64), when N (promised by the header, bytes) is over M (held) and under
+    /// `data` (WAV), `SSND` (AIFF, AIFC), `Data Size` (AU), `BODY` (8SVX), `riff` (W64) or
+    /// `Riff size` (RF64, whose `data` size lives in its `ds64` chunk), when N (promised by the header, bytes) is over M (held) and under
     /// `placeholderSizes`. A WAV's `RIFF` line is not read: writers get it wrong in files
     /// whose audio is whole. Read word by word: a `Regex` here cost
     /// 0.5 ms of start-up (the runtime compiles it).
     static func truncation(inLog log: String) -> (promised: Int, held: Int)? {
-        let labels = ["data", "SSND", "Data Size", "BODY", "riff"]
+        let labels = ["data", "SSND", "Data Size", "BODY", "riff", "Riff size"]
         for line in log.split(separator: "\n") {
             guard let colon = line.firstIndex(of: ":"),
                   labels.contains(String(line[..<colon].trimming { $0 == " " })) else { continue }
