@@ -177,8 +177,8 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
 
     /// Why an opened file is cut short, or nil when it is whole, as far as its format tells.
     ///
-    /// - Containers whose header gives the size of the audio data (WAV, AIFF/AIFC, AU, 8SVX,
-    ///   VOC, W64): libsndfile's log (`SFC_GET_LOG_INFO`) reports a size over what the file
+    /// - Containers whose header gives the size of the audio data (WAV, RF64, AIFF/AIFC, AU,
+    ///   CAF, 8SVX, VOC, W64): libsndfile's log (`SFC_GET_LOG_INFO`) reports a size over what the file
     ///   holds; `truncation(inLog:)` reads it (VOC: `Seems to be a truncated file.`).
     /// - Ogg (Vorbis, Opus): a stream without its end-of-stream page (the log says the last
     ///   page lacks the bit, or libsndfile found no last page: `SF_INFO.frames` is
@@ -316,7 +316,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     static let placeholderSizes = 0x7F00_0000
 
     /// The sizes in a libsndfile log line of the form `LABEL : N (should be M)` with LABEL
-    /// `data` (WAV), `SSND` (AIFF, AIFC), `Data Size` (AU), `BODY` (8SVX), `riff` (W64) or
+    /// `data` (WAV, CAF), `SSND` (AIFF, AIFC), `Data Size` (AU), `BODY` (8SVX), `riff` (W64) or
     /// `Riff size` (RF64, whose `data` size lives in its `ds64` chunk), when N (promised by the header, bytes) is over M (held) and under
     /// `placeholderSizes`. A WAV's `RIFF` line is not read: writers get it wrong in files
     /// whose audio is whole. Read word by word: a `Regex` here cost
