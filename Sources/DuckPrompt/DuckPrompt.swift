@@ -473,13 +473,15 @@ public enum DuckPrompt {
     /// Opens every path with libsndfile (see `AudioSource.init(path:)`; `-` is standard input),
     /// then plays them as one prompt under one duck: consecutive files of the same rate and
     /// channel count back to back without a gap, others one after another. A file that cannot
-    /// be played throws before any server is contacted, so it never changes a volume.
-    /// - Throws: `.noInput` (66), `.unsupportedData` (65), and what `play` throws.
+    /// be played throws before any server is contacted, so it never changes a volume. Files
+    /// are opened on a thread of its own: cancelling the Task stops a wait for standard input
+    /// or a FIFO.
+    /// - Throws: `.noInput` (66), `.unsupportedData` (65), and what `play` throws
+    ///   (`CancellationError`).
     public static func play(files paths: [String], options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
         try options.validate()
-        let sources: [any PromptSource] = try paths.map { try AudioSource(path: $0) }
-        return try await play(sources, options: options, server: server)
+        return try await play(try await openedSources(files: paths, say: []), options: options, server: server)
     }
 
     /// Speaks texts with libespeak-ng (see `SpeechSource`) after the files, as one prompt:
@@ -494,8 +496,19 @@ public enum DuckPrompt {
                             wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
         try options.validate()
-        return try await play(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
-                       options: options, server: server)
+        return try await play(try await openedSources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
+                              options: options, server: server)
+    }
+
+    /// `sources(files:say:…)` on a thread of its own (`runBlocking`), not Swift's cooperative
+    /// pool: reading standard input or a FIFO may wait for ever, and cancelling the calling
+    /// Task stops that wait (`CancellationError`).
+    private static func openedSources(files paths: [String], say texts: [String], voice: String? = nil,
+                                      wordsPerMinute: Int? = nil) async throws -> [any PromptSource] {
+        let cancellation = PlayCancellation()
+        return try await runBlocking(cancellation.control) { _ in
+            try sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute, cancellation: cancellation)
+        }
     }
 
     /// The files, opened, then the texts, to be spoken.

@@ -283,3 +283,45 @@ struct StreamSampleFormatTests {
         #expect(edge == [32767, 32767, -32768, 16384])
     }
 }
+
+/// A FIFO no one writes: the wait for its end stops when the prompt is cancelled.
+@Suite("AudioSource endless input")
+struct EndlessInputTests {
+    /// A FIFO in a new temporary directory; its path.
+    static func fifo() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dp-fifo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("prompt.wav").path
+        try #require(mkfifo(path, 0o600) == 0)
+        return path
+    }
+
+    @Test("PlayCancellation.cancel() from another thread stops the wait; cancelled before, no wait at all")
+    func blocking() throws {
+        let path = try Self.fifo()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
+        let cancellation = PlayCancellation()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { cancellation.cancel() }
+        let start = ContinuousClock.now
+        #expect(throws: CancellationError.self) { try AudioSource(path: path, cancellation: cancellation) }
+        let waited = ContinuousClock.now - start
+        #expect(waited >= .milliseconds(150) && waited < .seconds(1), "\(waited)")
+        let already = PlayCancellation()
+        already.cancel()
+        #expect(throws: CancellationError.self) { try AudioSource(path: path, cancellation: already) }
+    }
+
+    @Test("cancelling the Task of the async play(files:) stops the wait, before any server is asked")
+    func async() async throws {
+        let path = try Self.fifo()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
+        var server = ServerOptions()
+        server.server = "unix:/nonexistent/duckprompt-test"
+        let task = Task { try await DuckPrompt.play(files: [path], server: server) }
+        try await Task.sleep(for: .milliseconds(200))
+        let start = ContinuousClock.now
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(ContinuousClock.now - start < .seconds(1))
+    }
+}
