@@ -469,27 +469,32 @@ public enum DuckPrompt {
     }
 
     /// `play(files:say:voice:wordsPerMinute:options:server:)` on the calling thread: see
-    /// `playBlocking(_:options:server:cancellation:)`.
-    /// - Throws: what `play(files:say:…)` throws.
+    /// `playBlocking(_:options:server:cancellation:)`. `cancellation` also stops the wait for
+    /// standard input or a FIFO to end (`AudioSource.init(path:cancellation:)`), before
+    /// anything is ducked.
+    /// - Throws: what `play(files:say:…)` throws; `CancellationError` when cancelled.
     public static func playBlocking(files paths: [String], say texts: [String] = [], voice: String? = nil,
                                     wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions(),
                                     server: ServerOptions = ServerOptions(),
                                     cancellation: PlayCancellation = PlayCancellation()) throws -> PlayReport {
         try options.validate()
-        return try playBlocking(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
-                         options: options, server: server, cancellation: cancellation)
+        return try playBlocking(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute,
+                                        cancellation: cancellation),
+                                options: options, server: server, cancellation: cancellation)
     }
 
     /// Opens every path with libsndfile (see `AudioSource.init(path:)`; `-` is standard input),
     /// then plays them as one prompt under one duck: consecutive files of the same rate and
     /// channel count back to back without a gap, others one after another. A file that cannot
-    /// be played throws before any server is contacted, so it never changes a volume.
-    /// - Throws: `.noInput` (66), `.unsupportedData` (65), and what `play` throws.
+    /// be played throws before any server is contacted, so it never changes a volume. Files
+    /// are opened on a thread of its own: cancelling the Task stops a wait for standard input
+    /// or a FIFO.
+    /// - Throws: `.noInput` (66), `.unsupportedData` (65), and what `play` throws
+    ///   (`CancellationError`).
     public static func play(files paths: [String], options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
         try options.validate()
-        let sources: [any PromptSource] = try paths.map { try AudioSource(path: $0) }
-        return try await play(sources, options: options, server: server)
+        return try await play(try await openedSources(files: paths, say: []), options: options, server: server)
     }
 
     /// Speaks texts with libespeak-ng (see `SpeechSource`) after the files, as one prompt:
@@ -504,16 +509,27 @@ public enum DuckPrompt {
                             wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
         try options.validate()
-        return try await play(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
-                       options: options, server: server)
+        return try await play(try await openedSources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
+                              options: options, server: server)
+    }
+
+    /// `sources(files:say:…)` on a thread of its own (`runBlocking`), not Swift's cooperative
+    /// pool: reading standard input or a FIFO may wait for ever, and cancelling the calling
+    /// Task stops that wait (`CancellationError`).
+    private static func openedSources(files paths: [String], say texts: [String], voice: String? = nil,
+                                      wordsPerMinute: Int? = nil) async throws -> [any PromptSource] {
+        let cancellation = PlayCancellation()
+        return try await runBlocking(cancellation.control) { _ in
+            try sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute, cancellation: cancellation)
+        }
     }
 
     /// The files, opened, then the texts, to be spoken.
     private static func sources(files paths: [String], say texts: [String], voice: String?,
-                                wordsPerMinute: Int?) throws -> [any PromptSource] {
+                                wordsPerMinute: Int?, cancellation: PlayCancellation? = nil) throws -> [any PromptSource] {
         // All the texts of one prompt together: first, before a file is opened or espeak loaded.
         try SpeechSource.checkLength(texts)
-        let files: [any PromptSource] = try paths.map { try AudioSource(path: $0) }
+        let files: [any PromptSource] = try paths.map { try AudioSource(path: $0, cancellation: cancellation) }
         return try files + texts.map { try SpeechSource(text: $0, voice: voice, wordsPerMinute: wordsPerMinute) as any PromptSource }
     }
 
@@ -802,11 +818,26 @@ final class InterruptControl: @unchecked Sendable {
     }
 
     func cancel() {
-        let connection = lock.withLock { () -> PulseConnection? in
+        let (connection, wake) = lock.withLock { () -> (PulseConnection?, WakePipe?) in
             cancelled = true
-            return self.connection
+            return (self.connection, self.wake)
         }
+        wake?.signal()
         connection?.interrupt()
+    }
+
+    private var wake: WakePipe?
+
+    /// A descriptor that is readable once `cancel()` was called, for a `poll` on input that
+    /// may never come (`WaitingInput.readAll`); the pipe is made on the first call. Nil when
+    /// no pipe can be made.
+    func cancelDescriptor() -> Int32? {
+        let (pipe, cancelledAlready) = lock.withLock { () -> (WakePipe?, Bool) in
+            if wake == nil { wake = WakePipe() }
+            return (wake, cancelled)
+        }
+        if cancelledAlready { pipe?.signal() }
+        return pipe?.descriptor
     }
 }
 

@@ -55,7 +55,8 @@ enum Help {
                               MP3, AIFF, … ('-' reads standard input). Played in float32 at
                               its own rate and channels (1 to 8, 8 to 192 kHz). Several files
                               are one prompt under one duck: files of the same rate and
-                              channels back to back without a gap.
+                              channels back to back without a gap. A truncated file is
+                              refused (65). A FIFO or '-' is read to its end first.
 
     OPTIONS:
       -d, --device SINK       Play on SINK: a sink name, #INDEX or @DEFAULT_SINK@.

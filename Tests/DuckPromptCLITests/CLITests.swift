@@ -16,6 +16,8 @@ struct Run: CustomStringConvertible {
     var stdout: String
     var stderr: String
     var seconds: Double
+    /// Seconds from the signal `Binary.run` sent to the exit; nil when none was sent.
+    var secondsAfterSignal: Double? = nil
 
     var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)---" }
 
@@ -52,7 +54,11 @@ enum Binary {
     /// Runs the binary with `arguments`, no server reachable (`PULSE_SERVER` points nowhere,
     /// `XDG_RUNTIME_DIR` and the other variables that redirect libpulse removed). Kills it
     /// after `limit` seconds.
-    static func run(_ arguments: [String], limit: Double = 30, environment extra: [String: String] = [:]) throws -> Run {
+    /// - Parameters:
+    ///   - input: a file (or FIFO) for standard input; default /dev/null.
+    ///   - signal: sent `signal.after` seconds after the start, if the binary still runs.
+    static func run(_ arguments: [String], limit: Double = 30, environment extra: [String: String] = [:],
+                    input: FileHandle = .nullDevice, signal: (number: Int32, after: Double)? = nil) throws -> Run {
         let binary = try #require(url, "duckprompt binary not found next to the tests; set DUCKPROMPT_BIN")
         let dir = try Scratch()
         let out = dir.url.appendingPathComponent("stdout")
@@ -77,16 +83,25 @@ enum Binary {
         process.arguments = arguments
         process.environment = environment
         process.currentDirectoryURL = dir.url
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = input
         process.standardOutput = outHandle
         process.standardError = errHandle
         let start = ContinuousClock.now
         try process.run()
+        var signalled: ContinuousClock.Instant? = nil
         while process.isRunning && (ContinuousClock.now - start) < .seconds(limit) {
-            Thread.sleep(forTimeInterval: 0.005)
+            if let signal, signalled == nil, ContinuousClock.now - start >= .seconds(signal.after) {
+                kill(process.processIdentifier, signal.number)
+                signalled = .now
+            }
+            Thread.sleep(forTimeInterval: 0.001)
         }
         if process.isRunning {
             process.terminate()
+            // One that does not heed SIGTERM (blocked in open or read) gets SIGKILL.
+            let grace = ContinuousClock.now
+            while process.isRunning && ContinuousClock.now - grace < .seconds(2) { Thread.sleep(forTimeInterval: 0.01) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
             Issue.record("duckprompt \(arguments) still running after \(limit) s; terminated")
         }
@@ -94,10 +109,11 @@ enum Binary {
         let elapsed = ContinuousClock.now - start
         try outHandle.close()
         try errHandle.close()
+        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
         return Run(status: process.terminationStatus,
                    stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
                    stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self),
-                   seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                   seconds: seconds(elapsed), secondsAfterSignal: signalled.map { seconds(start + elapsed - $0) })
     }
 }
 

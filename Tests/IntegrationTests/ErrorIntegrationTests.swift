@@ -31,13 +31,8 @@ struct ErrorIntegrationTests {
 
     @Test("Missing file (66) and a text file named .wav (65) change no volume")
     func badFiles() throws {
-        try TestServer.requireServer()
-        let rig = PlayIntegrationTests.Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
-        let app = "dpmusic-\(rig.tag)"
-        try rig.music(on: speaker, app: app, volume: "65%")
-        let before = try Pactl.volume(ofApp: app)
+        let (rig, app, before) = try InputIntegrationTests.musicRig()
+        defer { withExtendedLifetime(rig) {} }
 
         let missing = try run([duckpromptBinary, "play", "/nonexistent/turn-left.wav"], check: false)
         #expect(missing.status == 66)
