@@ -35,10 +35,11 @@ enum Help {
 
     See 'duckprompt <subcommand> --help'. Exit codes: 0 ok, 64 usage, 65 unreadable or
     unsupported audio, not a sink dump, or a journal restore would not use, 66 file
-    missing, unreadable or not a regular file, 69 no server or no usable sink (or,
-    for speech, no libespeak-ng), 70 internal error, 75 prompt dropped or interrupted
-    (--priority, --expire-ms, --on-busy drop), 78 bad config file, 128+N stopped by
-    signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+    missing, unreadable or not a regular file, 69 no server or no usable sink, the
+    server died or stopped answering mid-prompt (what was ducked stays journaled for
+    the next command or restore), or, for speech, no libespeak-ng, 70 internal error,
+    75 prompt dropped or interrupted (--priority, --expire-ms, --on-busy drop), 78 bad
+    config file, 128+N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 
     FILES: $XDG_CONFIG_HOME/duckprompt/config.json (see Docs/config.md);
     $XDG_RUNTIME_DIR/duckprompt/ holds the prompt queue, the duck lock and the journal of
@@ -157,6 +158,10 @@ enum Help {
     Every duckprompt command does this in passing; restore does it explicitly, waiting for a
     playing prompt first. Streams still at a level the dead prompt's duck wrote go back to their
     own volume; saved volumes it left ducked are repaired; its journal is removed.
+
+    A journal is removed only once every volume it names was confirmed restored. When its
+    server does not answer (it died, is restarting or is stopped), the journal is kept and
+    restore exits 69: run it again once the server answers.
 
     A journal out of bounds (over 153 % or 32 channels, all channels 0, a depth or index no duck
     writes) is refused, never acted on, and named on stderr; restore then exits 65, as for any

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import DuckPrompt
 
@@ -301,11 +302,21 @@ struct EndlessInputTests {
         let path = try Self.fifo()
         defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
         let cancellation = PlayCancellation()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { cancellation.cancel() }
+        // A thread of its own (the global queue may be busy with other tests' blocking work):
+        // the wait must end soon after cancel(), however late cancel() comes.
+        let cancelledAt = Mutex<ContinuousClock.Instant?>(nil)
+        let canceller = Thread {
+            Thread.sleep(forTimeInterval: 0.2)
+            cancelledAt.withLock { $0 = .now }
+            cancellation.cancel()
+        }
         let start = ContinuousClock.now
+        canceller.start()
         #expect(throws: CancellationError.self) { try AudioSource(path: path, cancellation: cancellation) }
-        let waited = ContinuousClock.now - start
-        #expect(waited >= .milliseconds(150) && waited < .seconds(1), "\(waited)")
+        let end = ContinuousClock.now
+        let cancelled = try #require(cancelledAt.withLock { $0 }, "the wait ended before cancel()")
+        #expect(end - start >= .milliseconds(150), "\(end - start)")
+        #expect(end - cancelled < .seconds(1), "the wait went on \(end - cancelled) after cancel()")
         let already = PlayCancellation()
         already.cancel()
         #expect(throws: CancellationError.self) { try AudioSource(path: path, cancellation: already) }

@@ -365,7 +365,7 @@ struct JournalStoreTests {
         // A live owner: a sleeping child, with its real start time.
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        child.arguments = ["5"]
+        child.arguments = ["60"]   // killed below; alive through the test, however slow
         try child.run()
         defer { kill(child.processIdentifier, SIGKILL); child.waitUntilExit() }
         let live = child.processIdentifier

@@ -67,12 +67,29 @@ struct CrashAndConcurrencyTests {
         // to 6 dB louder, and bursts would merge (fewer than ten).
         let levels = Levels.tone(samples, hertz: 1000)
         let single = try #require(levels.max())
-        var bursts = 0, inBurst = false, loud = 0
+        // A gap of up to 3 windows inside a burst shorter than a prompt (38 windows) is a
+        // dropout of that prompt (an underrun, seen under ThreadSanitizer), not a new one; two
+        // whole prompts are never merged this way.
+        var lengths: [Int] = [], gap = Int.max, dropouts = 0, loud = 0
         for level in levels {
-            if level > single - 10 { loud += 1; if !inBurst { bursts += 1; inBurst = true } } else { inBurst = false }
+            guard level > single - 10 else { gap = gap == .max ? .max : gap + 1; continue }
+            loud += 1
+            if gap == 0 {
+                lengths[lengths.count - 1] += 1
+            } else if gap <= 3, let last = lengths.last, last < 38 {
+                lengths[lengths.count - 1] += 1
+                dropouts += 1
+            } else {
+                lengths.append(1)
+            }
+            gap = 0
         }
-        print("[\(TestServer.kind)] ten prompts: \(bursts) bursts, \(loud) loud windows, peak \(single) dB")
+        let bursts = lengths.count
+        print("[\(TestServer.kind)] ten prompts: \(bursts) bursts, \(dropouts) dropouts, \(loud) loud windows, peak \(single) dB")
         #expect(bursts == 10, "expected ten separate prompts, heard \(bursts)")
+        // A dropout is heard: tolerated only in a process slowed by a sanitizer.
+        #expect(dropouts == 0 || ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] != nil,
+                "\(dropouts) dropouts inside prompts")
         #expect(loud >= 10 * 38 && loud <= 10 * 42, "prompt windows \(loud), expected about 400")
         // Two prompts at once would sum: the loudest window well above the typical prompt level.
         let typical = Levels.median(levels.filter { $0 > single - 10 })

@@ -17,7 +17,8 @@ enum TestServer {
 }
 
 /// The product's time limit (issue: "exit 69 in under 6 s"), widened under ThreadSanitizer,
-/// which slows every process it instruments (`Scripts/test --sanitize thread`).
+/// which slows every process it instruments (`Scripts/test --sanitize thread`) and makes each
+/// one sleep 1 s before it exits (TSan's `atexit_sleep_ms`, 1000 by default).
 func timeLimit(_ seconds: Double) -> Double {
     ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] == nil ? seconds : seconds + 3
 }

@@ -253,7 +253,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
             guard let number = value.number else {
                 throw fail("'duck_db' must be a number of dB between -200 and 0 (e.g. -20), not \(Self.typeName(value))")
             }
-            guard number.isFinite, number <= 0, number >= -200 else {
+            guard number.isFinite, PlayOptions.duckRange.contains(number) else {
                 throw fail("'duck_db' must be between -200 and 0 dB, not \(Self.format(number))")
             }
             config.duck = Decibels(number)

@@ -273,7 +273,7 @@ public struct DuckJournal: Sendable, Equatable, Codable {
     public static let maxChannels = VolumeMath.channelsMax
     /// The deepest finite duck in dB: the CLI's lowest `--duck` and the config's `duck_db`
     /// (-200 dB); `DuckPrompt.play` clamps a deeper one to it. Mute is -infinity.
-    public static let deepestDepth = -200.0
+    public static let deepestDepth = PlayOptions.duckRange.lowerBound
     /// The longest field of a restore key and the longest server string, in UTF-8 bytes.
     public static let maxStringBytes = 1024
 
