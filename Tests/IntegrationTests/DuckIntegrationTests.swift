@@ -15,7 +15,7 @@ struct DuckIntegrationTests {
                        hertz: Int = 300, seconds: Double = 60) throws -> Background {
         let file = try TestAudio.sine("tone-\(hertz)-\(channels)ch.wav", hertz: hertz, seconds: seconds,
                                       gain: 0.3, channels: channels)
-        var args = ["paplay", "--latency-msec=30", "-d", sink, "--client-name=\(app)",
+        var args = ["paplay", "--latency-msec=100", "-d", sink, "--client-name=\(app)",
                     "--property=application.name=\(app)"]
         if let role { args.append("--property=media.role=\(role)") }
         let player = try Background(args + [file])
@@ -140,14 +140,14 @@ struct DuckIntegrationTests {
         #expect(prompt.wait(timeout: 10) == 0)
 
         // paplay --volume would override the saved volume: the next streams start without it.
-        let sameApp = try Background(["paplay", "--latency-msec=30", "-d", speaker, "--client-name=\(byApp)",
+        let sameApp = try Background(["paplay", "--latency-msec=100", "-d", speaker, "--client-name=\(byApp)",
                                       "--property=application.name=\(byApp)",
                                       try TestAudio.sine("tone-300-2ch.wav", hertz: 300, seconds: 60, gain: 0.3)])
         rig.players.append(sameApp)
         #expect(try eventually { try Pactl.volume(ofApp: byApp) != nil })
         #expect(try Pactl.volume(ofApp: byApp) == appOriginal, "next stream of the app starts ducked")
         let otherApp = "other-\(t)"
-        let sameRole = try Background(["paplay", "--latency-msec=30", "-d", speaker, "--client-name=\(otherApp)",
+        let sameRole = try Background(["paplay", "--latency-msec=100", "-d", speaker, "--client-name=\(otherApp)",
                                        "--property=application.name=\(otherApp)", "--property=media.role=\(role)",
                                        try TestAudio.sine("tone-300-2ch.wav", hertz: 300, seconds: 60, gain: 0.3)])
         rig.players.append(sameRole)
@@ -171,7 +171,7 @@ struct DuckIntegrationTests {
         Thread.sleep(forTimeInterval: 0.3)
         first.stop()
         // The next track: same application and role, no explicit volume (the server restores it).
-        let next = try Background(["paplay", "--latency-msec=30", "-d", speaker, "--client-name=\(app)",
+        let next = try Background(["paplay", "--latency-msec=100", "-d", speaker, "--client-name=\(app)",
                                    "--property=application.name=\(app)", "--property=media.role=\(role)",
                                    try TestAudio.sine("tone-300-2ch.wav", hertz: 300, seconds: 60, gain: 0.3)])
         rig.players.append(next)

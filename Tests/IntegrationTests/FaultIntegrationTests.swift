@@ -47,7 +47,7 @@ struct FaultIntegrationTests {
     /// its role and application (no volume of its own), as a player started after a restart.
     static func freshPlayer(_ rig: Rig, app: String, role: String) throws -> Background {
         let file = try TestAudio.sine("tone-300-2ch.wav", hertz: 300, seconds: 60, gain: 0.3, channels: 2)
-        let player = try Background(["paplay", "--latency-msec=30", "--client-name=\(app)",
+        let player = try Background(["paplay", "--latency-msec=100", "--client-name=\(app)",
                                      "--property=application.name=\(app)", "--property=media.role=\(role)", file])
         rig.players.append(player)
         guard try eventually({ try Pactl.volume(ofApp: app) != nil }) else { throw TestFailure("\(app) did not start") }

@@ -261,6 +261,40 @@ enum Levels {
         return sorted[sorted.count / 2]
     }
 
+    /// Each window replaced by the median of the `span` windows centred on it, the same
+    /// length and indices as `levels` (the first and last `span / 2` windows, which have no
+    /// whole span, keep the median of their nearest whole span). A volume step lasts and
+    /// passes whole; a dropout or a splash of up to `span / 2` windows (an underrun on a
+    /// loaded machine, another prompt's edge) is gone.
+    static func medianFiltered(_ levels: [Double], span: Int = 5) -> [Double] {
+        let half = span / 2
+        guard levels.count >= span else { return levels }
+        return levels.indices.map { i in
+            let centre = min(max(i, half), levels.count - 1 - half)
+            return median(levels[(centre - half)...(centre + half)])
+        }
+    }
+
+    /// The most a ramped volume may change the level from one 10 ms window to the next, in dB,
+    /// after `largestStep`'s median. A ramp moves 1 dB per write, about one write per window;
+    /// the 20 dB duck set in one write shows as 10.5 to 16.7 dB in one window (`tone`'s 20 ms
+    /// span, any alignment; `rms` more). The margin is for a dropout at a ramp's end, which
+    /// the median cannot tell from the ramp (3.5 dB seen under ThreadSanitizer).
+    static let rampStepLimit = 6.0
+
+    /// The largest change in dB between neighbouring 10 ms windows once a median over five
+    /// windows has removed dropouts: a ramp stays near 1 dB per window, a volume set in one
+    /// write shows whole. `detail` names the window and the raw levels around it.
+    static func largestStep(_ levels: [Double]) -> (dB: Double, detail: String) {
+        let smooth = medianFiltered(levels)
+        guard smooth.count >= 2 else { return (99, "fewer than two windows") }
+        let steps = zip(smooth, smooth.dropFirst()).map { abs($1 - $0) }
+        let at = steps.indices.max { steps[$0] < steps[$1] }!
+        let raw = levels[max(0, at - 4)..<min(levels.count, at + 6)].map { String(format: "%.1f", $0) }
+        return (steps[at], String(format: "%.2f dB at window %d of %d (raw: %@)", steps[at], at, steps.count,
+                                  raw.joined(separator: " ")))
+    }
+
     /// Runs of windows at or above `threshold`, bridging gaps of up to `gap` windows, with at
     /// least `minCount` windows above, in time order, as (first, last, count of windows
     /// above): the prompts heard, without the stray window another prompt's edge splashes into
