@@ -361,7 +361,9 @@ public enum DuckPrompt {
                                 : connection.nextEventsLocked(inbox)
                         }
                         guard let events = waited else {
-                            if try connection.serverInfo().defaultSinkName != listing.snapshot.defaultSinkName {
+                            let serverDefault = try connection.serverInfo().defaultSinkName
+                            DebugTrace.write("watch: \(Int(Self.defaultCheckInterval.seconds * 1000)) ms without events, the server's default sink is \(serverDefault ?? "none")")
+                            if serverDefault != listing.snapshot.defaultSinkName {
                                 let next = try look()
                                 let changes = DeviceChange.between(listing, next)
                                 listing = next
@@ -385,6 +387,7 @@ public enum DuckPrompt {
                             }
                         }
                         let next = try look()
+                        DebugTrace.write("watch: \(events.count) events, the server's default sink is \(next.snapshot.defaultSinkName ?? "none")")
                         let changes = DeviceChange.between(listing, next)
                         listing = next
                         if !changes.isEmpty { continuation.yield(DeviceUpdate(listing: next, changes: changes)) }

@@ -44,6 +44,10 @@ enum Help {
     FILES: $XDG_CONFIG_HOME/duckprompt/config.json (see Docs/config.md);
     $XDG_RUNTIME_DIR/duckprompt/ holds the prompt queue, the duck lock and the journal of
     the playing prompt.
+
+    ENVIRONMENT: PULSE_SERVER and PULSE_SINK as for paplay (-s and -d override them);
+    DUCKPROMPT_DEBUG=1 traces each duck's events and volume writes, and each look
+    devices --watch takes at the server, on standard error with µs timestamps.
     """
 
     static let play = """

@@ -87,8 +87,12 @@ struct CrashAndConcurrencyTests {
         let bursts = lengths.count
         print("[\(TestServer.kind)] ten prompts: \(bursts) bursts, \(dropouts) dropouts, \(loud) loud windows, peak \(single) dB")
         #expect(bursts == 10, "expected ten separate prompts, heard \(bursts)")
-        // A dropout is heard: tolerated only in a process slowed by a sanitizer.
-        #expect(dropouts == 0 || ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] != nil,
+        // A dropout is heard, but on a 2-core VM the 10 ms monitor recording itself drops a
+        // window now and then (measured on PipeWire, music on the sink and nothing else: 0-2
+        // dropped windows in 3 s; beside a 10 ms paplay: 2-4 in 2.5 s): at most 5 of them,
+        // any number under a sanitizer. A prompt stream that underran on each refill (every
+        // 100 ms) would drop 40.
+        #expect(dropouts <= 5 || ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] != nil,
                 "\(dropouts) dropouts inside prompts")
         #expect(loud >= 10 * 38 && loud <= 10 * 42, "prompt windows \(loud), expected about 400")
         // Two prompts at once would sum: the loudest window well above the typical prompt level.

@@ -225,10 +225,14 @@ struct FaultIntegrationTests {
         #expect(inRamp >= 10, "\(phase): only \(inRamp) of 20 changes fell inside the ramp (timing \(timing))")
         #expect(failures.isEmpty, "\(phase): the user's change \(user) was seen and not kept (original \(original)): \(failures)")
         // PulseAudio applies a volume as it reads the request, and duckprompt reads each stream
-        // just before writing it: nothing is unseen. pipewire-pulse applies it through the
-        // node, a few ms later: a change that lands within about a millisecond of one of our
-        // writes can vanish without a trace (measured: about 1 round in 20 here).
-        let allowed = TestServer.kind == "pulseaudio" ? 0 : 4
+        // just before writing it: only a change the server takes between our read and our
+        // write is overwritten unseen, and none was in plain builds; under ThreadSanitizer,
+        // which slows our two sends apart, 1 in 20 once (stop 21's CI). pipewire-pulse applies
+        // it through the node, a few ms later: a change that lands within about a millisecond
+        // of one of our writes can vanish without a trace (measured: 0-2 rounds in 20 here).
+        // The protocol has no compare-and-set: see Docs/design.md.
+        let sanitizer = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] != nil
+        let allowed = TestServer.kind == "pulseaudio" ? (sanitizer ? 2 : 0) : 4
         #expect(unseen.count <= allowed, "\(phase): \(unseen.count) changes never reached duckprompt: \(unseen)")
     }
 

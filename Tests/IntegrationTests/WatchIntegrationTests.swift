@@ -29,7 +29,9 @@ struct WatchIntegrationTests {
         let rig = PlayIntegrationTests.Rig()
         let speaker = try rig.speaker()
         try Pactl.call("set-default-sink", speaker)
-        let watch = try Background([duckpromptBinary, "devices", "--watch", "--json"])
+        // With its trace (stderr, not JSON, so no match): what each look at the server found.
+        let watch = try Background([duckpromptBinary, "devices", "--watch", "--json"],
+                                   environment: ["DUCKPROMPT_DEBUG": "1"], captureStderr: true)
         defer { watch.stop() }
         var seen = try Self.line(from: watch, after: 0) { $0["event"] as? String == "devices" }.count
 

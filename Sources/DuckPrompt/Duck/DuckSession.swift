@@ -37,16 +37,8 @@ final class DuckSession: @unchecked Sendable {
 
     deinit { if subscribed { connection.unsubscribe() } }
 
-    /// `DUCKPROMPT_DEBUG=1` traces events and actions on stderr, each with the µs since the
-    /// Unix epoch (`CLOCK_REALTIME`), to line them up with other programs' logs.
-    private static let debug = Environment.value("DUCKPROMPT_DEBUG") != nil
-    private func trace(_ text: @autoclosure () -> String) {
-        guard Self.debug else { return }
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let microseconds = Int(now.tv_sec) * 1_000_000 + Int(now.tv_nsec) / 1000
-        StandardStreams.writeError("duckprompt[debug] \(microseconds): \(text())\n")
-    }
+    /// Events and actions, traced with `DUCKPROMPT_DEBUG=1` (`DebugTrace`).
+    private func trace(_ text: @autoclosure () -> String) { DebugTrace.write(text()) }
 
     /// Sends actions without waiting for the answers, each volume write right after a read
     /// of the stream (its info), so that a user's change the server applied just before our
