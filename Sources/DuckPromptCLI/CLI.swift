@@ -85,6 +85,10 @@ enum PlayCommand {
     static func run(_ args: [String], say: Bool = false) throws -> Int32 {
         // First, so that a signal during parsing is not lost (nor one a parent ignores).
         let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
+        // A write to a pipe no one reads any more (standard error piped to a program that
+        // ended) fails with EPIPE instead of killing the prompt mid-duck with SIGPIPE, which
+        // would leave the music ducked until the next command.
+        signal(SIGPIPE, SIG_IGN)
         let verb = say ? "say" : "play"
         let r = try scanner.scan(args, verb: verb)
         if r.has("help") { print(say ? Help.say : Help.play); return 0 }

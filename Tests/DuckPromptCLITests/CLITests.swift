@@ -271,6 +271,30 @@ struct FileRunTests {
         #expect(run.stderr == "duckprompt: \(path): no such file\n", "\(run)")
     }
 
+    @Test("play and say whose standard error is a pipe no one reads any more: their exit code, not SIGPIPE", arguments: [
+        ["play", "/nonexistent/x.wav"], ["say", "--voice", "no-such-voice", "hello"],
+    ])
+    func closedStandardError(arguments: [String]) throws {
+        // A prompt killed by SIGPIPE mid-duck would leave the music ducked until the next
+        // command: `duckprompt play … 2>&1 | head -c0`, or a supervisor that closed its end.
+        let readable = try Binary.run(arguments)
+        let pipe = Pipe()
+        let process = Process()
+        process.executableURL = try #require(Binary.url)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = unreachableServer
+        process.environment = environment
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try pipe.fileHandleForReading.close()
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit, "killed by signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == readable.status && readable.status != 0,
+                "exit \(process.terminationStatus); with a readable standard error \(readable)")
+    }
+
     @Test("a text file named .wav exits 65 naming it")
     func notAudio() throws {
         let dir = try Scratch()
