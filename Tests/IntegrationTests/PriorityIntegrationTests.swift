@@ -92,9 +92,10 @@ struct PriorityIntegrationTests {
                 "the dropped notification was heard: \(Levels.runs(notificationLevels, above: -30, gap: 0, minCount: 5))")
 
         // The duck holds from the text prompt's start to the end of the message.
-        // Median over five windows: a release lasts (20 steps, about 500 ms); a window the
-        // music player missed on a loaded machine, or a prompt's edge, does not.
-        let music = Levels.medianFiltered(Levels.tone(samples, hertz: Self.musicHz))
+        // Median over eleven windows: a release lasts (20 steps, about 500 ms); a click of a
+        // prompt 30 dB above the ducked music, where a loaded machine made it drop a window
+        // (3-4 dB in the music's band for up to 30 ms, seen in CI), or its edge, does not.
+        let music = Levels.medianFiltered(Levels.tone(samples, hertz: Self.musicHz), span: 11)
         let before = Levels.median(music[max(0, textSpan.first - 60)..<max(1, textSpan.first - 30)])
         let messageEnd = firstMessage + 96  // short of the message's own end
         // The prompts' own edges (the text's fade, the message's onset) splash into the music's
@@ -188,7 +189,7 @@ struct PriorityIntegrationTests {
         print("[\(TestServer.kind)] in-process: text heard until \(Int((Double(textSpan.last + 1) * 0.01 - launched) * 1000)) ms after the message began")
         #expect(messageSpan.first > textSpan.last, "text and message overlap")
         #expect(messageSpan.count >= 98)
-        let music = Levels.medianFiltered(Levels.tone(samples, hertz: Self.musicHz))
+        let music = Levels.medianFiltered(Levels.tone(samples, hertz: Self.musicHz), span: 11)  // as above
         // Up to 200 ms before the message's end: the handover is judged here, not the final
         // release. (CI saw the music 6 dB up 50-100 ms before the message's end three times:
         // the release beginning while the last samples were still on their way, it seems;
