@@ -27,11 +27,17 @@ let package = Package(
                 swiftSettings: foundationFree),
         .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt"], swiftSettings: foundationFree),
         .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI"], swiftSettings: foundationFree),
+        // Measuring aids: tone streams and stamped monitor recordings (BenchProbe), for the
+        // bench and the integration tests; not shipped in the library an app embeds. The only
+        // other target that calls libpulse, through the library's package API and its own
+        // streams.
+        .target(name: "DuckPromptProbe", dependencies: ["DuckPrompt", "CPulseAudio"],
+                swiftSettings: foundationFree),
         // Scripts/bench's measuring tool (Docs/performance.md); uses the library's package API.
-        .executableTarget(name: "duckprompt-bench", dependencies: ["DuckPrompt"]),
+        .executableTarget(name: "duckprompt-bench", dependencies: ["DuckPrompt", "DuckPromptProbe"]),
         .testTarget(name: "DuckPromptTests", dependencies: ["DuckPrompt"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "DuckPromptCLITests", dependencies: ["DuckPromptCLI"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["DuckPrompt"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DuckPrompt", "DuckPromptProbe"]),
     ]
 )

@@ -1,4 +1,5 @@
 import DuckPrompt
+import DuckPromptProbe
 import Foundation
 
 /// Test audio written by the bench itself (no sox needed): 16-bit PCM WAV of a sine.

@@ -1,4 +1,5 @@
 import DuckPrompt
+import DuckPromptProbe
 import Foundation
 
 /// A finished child process, timed on the monotonic clock.

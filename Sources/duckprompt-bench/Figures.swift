@@ -1,4 +1,5 @@
 import DuckPrompt
+import DuckPromptProbe
 import Foundation
 
 /// A command measured side by side with the others.

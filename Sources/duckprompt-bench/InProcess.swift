@@ -1,4 +1,5 @@
 import DuckPrompt
+import DuckPromptProbe
 import Foundation
 
 /// Figure 6: classification and routing, and dump parsing, in this process.

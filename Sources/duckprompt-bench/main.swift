@@ -10,6 +10,7 @@
 // Exit status: 0 whatever the figures show; 64 for a usage error; 69 when no server answers
 // or a figure cannot be measured at all.
 import DuckPrompt
+import DuckPromptProbe
 import Foundation
 
 let usage = """

@@ -1,4 +1,5 @@
 import DuckPrompt
+import DuckPromptProbe
 import Foundation
 import Testing
 

@@ -110,7 +110,7 @@ extension PulseConnection {
     /// Every sink-input, in one round trip; call without the lock.
     /// - Throws: `.unavailable` when the connection is lost, `.internal` when the server refuses.
     /// libpulse: `pa_context_get_sink_input_info_list`.
-    func sinkInputList() throws -> [SinkInput] {
+    package func sinkInputList() throws -> [SinkInput] {
         let box = ListBox<SinkInput>(mainloop: mainloop)
         try withExtendedLifetime(box) {
             try withLock { try waitLocked(for: requestSinkInputsLocked(into: box), what: "listing sink-inputs") }

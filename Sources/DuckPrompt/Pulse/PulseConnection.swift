@@ -4,20 +4,21 @@ import Glibc
 
 /// One libpulse connection: a `pa_threaded_mainloop` and a `pa_context` in the READY state.
 ///
-/// The only type (with its extensions in this folder) that calls libpulse. Every call into
+/// The only type (with its extensions in this folder) that calls libpulse in the library; the
+/// measuring target `DuckPromptProbe` opens its own streams on it (`package` access). Every call into
 /// libpulse holds the loop lock (`withLock`). C callbacks capture nothing: they get the
 /// mainloop or a box through `userdata`, copy data out, and `pa_threaded_mainloop_signal`.
 /// Blocking waits use the documented threaded-mainloop pattern (`pa_threaded_mainloop_wait`
 /// inside the lock) and therefore run on a dedicated thread, never inside the loop's thread.
-final class PulseConnection: @unchecked Sendable {
-    let mainloop: OpaquePointer
-    let context: OpaquePointer
+package final class PulseConnection: @unchecked Sendable {
+    package let mainloop: OpaquePointer
+    package let context: OpaquePointer
     /// The server as the user would name it in an error message.
     let serverDescription: String
     /// Set by `interrupt()`: every blocking wait returns early once it is true.
     private(set) var interrupted = false
     /// How long the server may take to answer one request before it counts as gone.
-    let answerTimeout: Duration
+    package let answerTimeout: Duration
     /// The inbox the subscribe callback writes to, kept alive here (guarded by the loop lock).
     var subscribedInbox: EventInbox?
     /// Set once the server left a request unanswered for `answerTimeout` (`markStalledLocked`):
@@ -43,7 +44,16 @@ final class PulseConnection: @unchecked Sendable {
     ///     must be called before the connection is used.
     /// - Throws: `DuckPromptError(.unavailable)` naming the server when it refuses, fails or
     ///   does not answer in time. libpulse: `pa_context_connect` with `PA_CONTEXT_NOAUTOSPAWN`.
-    init(server: String?, clientName: String, timeout: Duration, waitingUntilReady: Bool = true) throws {
+    /// Connects to `options.server` as `options.clientName`, giving up after `options.timeout`:
+    /// `init(server:clientName:timeout:waitingUntilReady:)` with a caller's `ServerOptions`.
+    /// `server` overrides `options.server` (a journal names the server it was written on).
+    /// - Throws: what that initializer throws.
+    convenience init(_ options: ServerOptions, server: String?? = nil, waitingUntilReady: Bool = true) throws {
+        try self.init(server: server ?? options.server, clientName: options.clientName, timeout: options.timeout,
+                      waitingUntilReady: waitingUntilReady)
+    }
+
+    package init(server: String?, clientName: String, timeout: Duration, waitingUntilReady: Bool = true) throws {
         serverDescription = PulseConnection.describe(server: server)
         answerTimeout = timeout
         guard let ml = pa_threaded_mainloop_new() else {
@@ -112,7 +122,7 @@ final class PulseConnection: @unchecked Sendable {
     /// Runs `body`, lock held, with a timer armed that wakes every wait at `deadline`, so that
     /// a wait loop can check its deadline even when the server says nothing.
     /// libpulse: `pa_context_rttime_new`, `pa_mainloop_api.time_free`.
-    func withWakeupLocked<T>(at deadline: ContinuousClock.Instant, _ body: () throws -> T) rethrows -> T {
+    package func withWakeupLocked<T>(at deadline: ContinuousClock.Instant, _ body: () throws -> T) rethrows -> T {
         let remaining = max(.zero, deadline - ContinuousClock.now)
         let usec = UInt64(remaining.components.seconds) * 1_000_000
             + UInt64(remaining.components.attoseconds / 1_000_000_000_000)
@@ -145,7 +155,7 @@ final class PulseConnection: @unchecked Sendable {
     }
 
     /// The error for a server that connected but stopped answering.
-    func silentServerError(_ what: String) -> DuckPromptError {
+    package func silentServerError(_ what: String) -> DuckPromptError {
         DuckPromptError(.unavailable,
             "the sound server at \(serverDescription) did not answer within \(answerTimeout.seconds) s (\(what))")
     }
@@ -178,14 +188,14 @@ final class PulseConnection: @unchecked Sendable {
     }
 
     /// Runs `body` holding the loop lock (`pa_threaded_mainloop_lock`).
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
         return try body()
     }
 
     /// Waits for a signal from the loop. Call with the lock held. `pa_threaded_mainloop_wait`.
-    func waitLocked() { pa_threaded_mainloop_wait(mainloop) }
+    package func waitLocked() { pa_threaded_mainloop_wait(mainloop) }
 
     /// Makes every current and later blocking wait return early (used for signals and Task
     /// cancellation). Thread-safe.
@@ -198,10 +208,10 @@ final class PulseConnection: @unchecked Sendable {
 
     /// Whether the context is still usable: READY, and the server has not stalled. Call with
     /// the lock held.
-    var isAliveLocked: Bool { !stalled && pa_context_get_state(context) == PA_CONTEXT_READY }
+    package var isAliveLocked: Bool { !stalled && pa_context_get_state(context) == PA_CONTEXT_READY }
 
     /// The context's last error as text (`pa_strerror(pa_context_errno)`). Lock held.
-    var lastErrorLocked: String { String(cString: pa_strerror(pa_context_errno(context))) }
+    package var lastErrorLocked: String { String(cString: pa_strerror(pa_context_errno(context))) }
 
     /// Waits, lock held, until `op` is no longer running, the context dies, or the server
     /// took longer than `answerTimeout`; unrefs it. Ignores `interrupted`: queries are short

@@ -1,4 +1,5 @@
 import CPulseAudio
+import DuckPrompt
 import FoundationEssentials
 import Glibc
 
@@ -34,10 +35,11 @@ private final class CaptureBox: @unchecked Sendable {
     var bytesPerSecond = 0.0
 }
 
-/// Measuring aids for `duckprompt-bench`, kept here because this folder is the only one that
-/// talks to libpulse: playback streams that play a tone (or silence) for as long as they are
-/// open, a monitor recording whose every chunk is stamped on arrival, and a sink-input list.
-/// Not part of the library's public API (`package` access: the package's own targets only).
+/// Measuring aids for `duckprompt-bench` and the integration tests: playback streams that play
+/// a tone (or silence) for as long as they are open, a monitor recording whose every chunk is
+/// stamped on arrival, and a sink-input list. A target of its own (`DuckPromptProbe`), so that
+/// an app embedding the library does not carry it; it reaches libpulse through the library's
+/// `PulseConnection` (`package` access) and its own `pa_stream`s.
 ///
 /// Each probe is one connection (its own `pa_threaded_mainloop` and `pa_context`), so a
 /// recording is not delayed by another probe's queries. Thread-safe: every call takes the
