@@ -108,12 +108,8 @@ enum PlayCommand {
             throw UsageError("standard input ('-') can be given once")
         }
         let server = try CommonOptions.server(r)
-        var options = PlayOptions()
-        options.config = try DuckPromptConfig.load()
         // The config file's duck settings are defaults; options given here win.
-        if let duck = options.config.duck { options.duck = duck }
-        if let attack = options.config.attackMs { options.attackMs = attack }
-        if let release = options.config.releaseMs { options.releaseMs = release }
+        var options = PlayOptions(config: try DuckPromptConfig.load())
         if let d = r.last("device") { options.device = DeviceRequest(parsing: d) }
         if let d = r.last("duck") {
             options.duck = try OptionValue.decibels(d, option: "duck")

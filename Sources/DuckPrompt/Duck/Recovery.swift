@@ -59,8 +59,7 @@ enum Recovery {
     ///   write or a repair: then nothing is confirmed and the journal must be kept.
     private static func restore(_ journal: DuckJournal, server: String?,
                                 options: ServerOptions) throws -> (streams: Int, repairs: Int) {
-        let connection = try PulseConnection(server: server, clientName: options.clientName,
-                                             timeout: options.timeout)
+        let connection = try PulseConnection(options, server: .some(server))
         let (snapshot, _) = try connection.snapshot()
         var streams = 0
         var repairs: [(key: RestoreKey, volume: ChannelVolumes)] = []

@@ -3,7 +3,7 @@ import Glibc
 
 /// libespeak-ng, opened with `dlopen` when speech is first needed rather than linked, so a
 /// prompt played from a file never loads it, nor libpcaudio, libsonic, libasound and
-/// libpulse-simple, which it pulls in (start-up time: Docs/design.md, Performance).
+/// libpulse-simple, which it pulls in (start-up time: Docs/performance-notes.md).
 ///
 /// Each stored function is the library's function of the same name, with the C signature of
 /// `<espeak-ng/espeak_ng.h>` or `<espeak-ng/speak_lib.h>`; `CEspeakNG` gives the types and

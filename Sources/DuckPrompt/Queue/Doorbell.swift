@@ -6,7 +6,7 @@ import Glibc
 ///
 /// Not inotify on the directory: closing an inotify descriptor that holds a watch waits for an
 /// SRCU grace period, measured here at up to 15–20 ms, and the kernel does it at process exit
-/// too: every prompt's exit came that much later (Docs/design.md › Performance).
+/// too: every prompt's exit came that much later (Docs/performance-notes.md).
 ///
 /// The owner opens the FIFO read-write, so that opening it never blocks and `poll(2)` never
 /// reports end-of-file; the descriptor is closed when the last reference goes (the waiting

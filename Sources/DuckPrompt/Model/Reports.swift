@@ -1,0 +1,28 @@
+import FoundationEssentials
+
+/// What a finished prompt did.
+public struct PlayReport: Sendable {
+    /// Where the prompt went, and why.
+    public var route: RouteDecision
+    /// Sink-input indices that were ducked, each restored to its original `pa_cvolume`.
+    public var duckedStreams: [UInt32]
+    /// Frames handed to the server.
+    public var framesPlayed: Int64
+    /// What was undone first for prompts that died mid-duck (one line each; usually empty).
+    public var recoveryNotes: [String] = []
+    /// Silence played first because the sink was not running (idle or suspended), in ms (0: none).
+    public var preRollMs: Int = 0
+}
+
+/// What `DuckPrompt.restore` did.
+public struct RestoreReport: Sendable {
+    /// One line per journal handled: what was restored, or why it was kept. Empty when no
+    /// prompt died while ducking.
+    public var notes: [String]
+    /// Paths of the journals kept because their server could not be reached or did not
+    /// confirm every write (`duckprompt restore` then exits 69).
+    public var kept: [String]
+    /// Files of the journal directory that are not journals it can use (`duckprompt restore`
+    /// then exits 65, unless a journal was kept).
+    public var problems: [JournalProblem]
+}

@@ -1,0 +1,340 @@
+import FoundationEssentials
+import Glibc
+
+extension DuckPrompt {
+    /// The end of an error message when a prompt's duck could not be confirmed restored.
+    static func keptJournalNote(_ path: String) -> String {
+        "; what it ducked is journaled in \(path) and is restored by the next duckprompt "
+            + "command, or `duckprompt restore`, once the server answers"
+    }
+
+    /// From this many streams to duck, the prompt's stream is connected before the attack
+    /// rather than during it.
+    static let busyDesktopStreams = 32
+
+    /// Runs one prompt on the calling thread, from its place in the queue to its release or
+    /// handover: `PromptLifecycle` decides each step, `PromptRun` carries it out. `play` and
+    /// `playBlocking` call it once the sources are open and the options checked. `started` is
+    /// a connection begun before the queue (its handshake overlaps the wait); `control` carries
+    /// cancellation and a newer prompt's stop request.
+    /// - Throws: what `play(_:options:server:)` documents.
+    static func runPrompt(_ sources: [any PromptSource], connection started: PulseConnection, options: PlayOptions,
+                          server: ServerOptions, control: InterruptControl) throws -> PlayReport {
+        let run = PromptRun(sources: sources, connection: started, options: options, server: server, control: control)
+        defer { run.close() }
+        var lifecycle = PromptLifecycle()
+        var action = lifecycle.start()
+        while true {
+            DebugTrace.write("prompt: \(action)")
+            if case .end(let ending) = action { return try run.end(ending) }
+            let event: PromptLifecycle.Event
+            do { event = try run.perform(action) } catch { event = .failed(PromptRun.failure(of: error)) }
+            action = lifecycle.handle(event)
+        }
+    }
+}
+
+/// Carries out a `PromptLifecycle`'s actions for one prompt: the queue and the duck lock, the
+/// server's snapshot and the route, the `DuckSession` and the `PromptStream`s. Used by one
+/// thread, once (`DuckPrompt.runPrompt`); `close()` releases what it holds.
+final class PromptRun {
+    private let sources: [any PromptSource]
+    private let options: PlayOptions
+    private let server: ServerOptions
+    private let control: InterruptControl
+    private let called = ContinuousClock.now
+    /// Begun before the queue; replaced when the server went away meanwhile.
+    private var connection: PulseConnection
+
+    private var store: JournalStore?
+    private var ticket: Ticket?
+    private var lock: RuntimeLock?
+    private var watcher: StopWatcher?
+    /// The lock taken back after a handover no one adopted.
+    private var reclaimed: RuntimeLock?
+    /// What was undone first for prompts that died mid-duck.
+    private var notes: [String] = []
+    /// The duck of the prompt this one interrupted (or followed), adopted.
+    private var handed: DuckJournal?
+
+    private var route: RouteDecision?
+    private var session: DuckSession?
+    private var depth = 0.0
+    private var preRoll = 0
+    /// Consecutive sources of one format play as one gapless stream (`PromptSequence`); the
+    /// first carries the pre-roll's silence.
+    private var groups: [any PromptSource] = []
+    private var streams: [Int: PromptStream] = [:]
+    private var properties: [String: String] = [:]
+    /// The saved volume for the prompt's `media.role`, read under a relative `--volume`.
+    private var slot: ChannelVolumes?
+
+    init(sources: [any PromptSource], connection: PulseConnection, options: PlayOptions, server: ServerOptions,
+         control: InterruptControl) {
+        self.sources = sources
+        self.connection = connection
+        self.options = options
+        self.server = server
+        self.control = control
+    }
+
+    /// Releases the streams, the locks and the queue entry, in that order.
+    func close() {
+        for part in streams.keys.sorted() { streams[part]?.close() }
+        streams.removeAll()
+        reclaimed?.release()
+        watcher?.cancel()
+        lock?.release()
+        ticket?.leave()
+    }
+
+    /// The lifecycle's view of an error thrown by a step.
+    static func failure(of error: any Error) -> PromptLifecycle.Failure {
+        switch error {
+        case let error as DuckPromptError: .error(error)
+        case is CancellationError: .cancelled
+        default: .error(DuckPromptError(.internal, "\(error)"))
+        }
+    }
+
+    /// Carries out one action (not `.end`) and says what came of it.
+    /// - Throws: what the step throws; the lifecycle is told through `.failed`.
+    func perform(_ action: PromptLifecycle.Action) throws -> PromptLifecycle.Event {
+        switch action {
+        case .waitTurn:
+            try waitTurn()
+            return .turnCame
+        case .route:
+            return .routed(try routeAndPlan())
+        case .openStream(let part, let corked):
+            streams[part] = try makeStream(part, corked: corked)
+            return .streamOpened(part: part)
+        case .readyStream(let part):
+            try ready(part)
+            return .streamReady(part: part)
+        case .startStream(let part):
+            stream(part).start()
+            return .streamStarted(part: part)
+        case .rampDown:
+            // Ramp down while the first stream connects and prefills, corked (or plays its
+            // pre-roll).
+            let done = try duck.run(toGain: depth, durationMs: options.attackMs, stop: stopRequested)
+            return done ? .attackDone : .stopped(stopCause)
+        case .hold(let part):
+            // Hold the duck, following streams that come, change or go, until the last sample
+            // has been played.
+            let length = part == 0 ? groups[0].duration : groups[part].duration
+            let deadline = ContinuousClock.now + .milliseconds(Int(length * 1000)) + connection.answerTimeout
+            let playing = stream(part)
+            let done = try duck.run(toGain: nil, until: { playing.drainedLocked }, stop: stopRequested,
+                                    deadline: deadline, what: "playing the prompt")
+            return done ? .drained(part: part) : .stopped(stopCause)
+        case .fadeOut(let part):
+            stream(part).fadeOutAndStop(restoring: slot)
+            return .fadedOut
+        case .restorePromptVolume:
+            if let slot, let last = streams.keys.max().flatMap({ streams[$0] }) { last.setOwnVolume(slot) }
+            return .promptVolumeRestored
+        case .checkQueue:
+            guard let store, let ticket else { return .queueChecked(anotherWaits: false) }
+            return .queueChecked(anotherWaits: anotherPromptWaits(store: store, ticket: ticket))
+        case .handOver:
+            guard let store, let ticket, let lock else { return .handedOver(false) }
+            switch handOver(duck, store: store, ticket: ticket, lock: lock) {
+            case .handedOver: return .handedOver(true)
+            case .reclaimed(let again):
+                reclaimed = again
+                return .handedOver(false)
+            case .kept: return .handedOver(false)
+            }
+        case .release:
+            _ = try? duck.run(toGain: 0, durationMs: options.releaseMs)
+            return .released
+        case .finishDuck:
+            // Nothing journaled: nothing can be left unconfirmed.
+            return .duckFinished(confirmed: duck.finish() || duck.journal == nil)
+        case .end:
+            preconditionFailure("runPrompt ends on .end")
+        }
+    }
+
+    /// The prompt's result for its ending: the report, or the error to throw.
+    func end(_ ending: PromptLifecycle.Ending) throws -> PlayReport {
+        switch ending {
+        case .played:
+            guard let route else { preconditionFailure("played without a route") }
+            return PlayReport(route: route, duckedStreams: session?.touched.sorted() ?? [],
+                              framesPlayed: streams.values.reduce(0) { $0 + $1.framesWritten },
+                              recoveryNotes: notes, preRollMs: preRoll)
+        case .interrupted(let reason):
+            throw DuckPromptError(.dropped, "prompt \(reason)")
+        case .cancelled:
+            throw CancellationError()
+        case .failed(let error, let journalKept):
+            // The server died or stalled (or refused the stream): what is not confirmed
+            // restored stays journaled for the next duckprompt or `duckprompt restore`.
+            if journalKept, let journal = session?.journal {
+                throw DuckPromptError(error.code, error.message + DuckPrompt.keptJournalNote(journal.path))
+            }
+            throw error
+        case .lostDuringRelease:
+            let path = session?.journal?.path ?? "the journal directory"
+            throw DuckPromptError(.unavailable, "the sound server at \(connection.serverDescription) went away "
+                + "before every volume was restored" + DuckPrompt.keptJournalNote(path))
+        }
+    }
+
+    // MARK: - Steps
+
+    private var duck: DuckSession {
+        guard let session else { preconditionFailure("the duck is planned when the prompt is routed") }
+        return session
+    }
+
+    private func stream(_ part: Int) -> PromptStream {
+        guard let stream = streams[part] else { preconditionFailure("part \(part)'s stream is opened first") }
+        return stream
+    }
+
+    private var stopRequested: () -> Bool { { [connection] in connection.interrupted } }
+
+    /// Why a ramp or a hold returned early: a newer prompt's stop request, else the caller.
+    private var stopCause: PromptLifecycle.Failure {
+        control.stopReason.map { .interrupted(reason: $0) } ?? .cancelled
+    }
+
+    /// One duck at a time per user, in the order of the queue: waits for this prompt's turn
+    /// (or is dropped); then undoes what a prompt that died left ducked, and takes over the
+    /// duck a prompt handed over on this same server.
+    private func waitTurn() throws {
+        let store = try JournalStore()
+        self.store = store
+        let ticket = try PromptQueue(store: store).enter(priority: options.priority,
+                                                         onBusyDrop: options.onBusy == .drop,
+                                                         name: sources.first?.name ?? "")
+        self.ticket = ticket
+        lock = try ticket.waitTurn(deadline: options.expireMs.map { called + .milliseconds($0) },
+                                   expireMs: options.expireMs, cancelled: { [control] in control.isCancelled })
+        // A newer prompt that interrupts this one says so in the queue.
+        watcher = StopWatcher(ticket: ticket, control: control)
+        notes = Recovery.recoverOrphans(store: store, server: server).lines
+        // Only a duck on this same server can be taken over (another is left for its owner,
+        // or restored once its owner is gone).
+        let runtimeDir = Environment.value("XDG_RUNTIME_DIR")
+        handed = store.takeHandover().flatMap { $0.server == server.server && $0.runtimeDir == runtimeDir ? $0 : nil }
+    }
+
+    /// Reads the server, routes, plans the duck and journals it before any volume is written.
+    private func routeAndPlan() throws -> PromptLifecycle.Routing {
+        guard let store else { preconditionFailure("the turn came first") }
+        // A server that went away while this prompt waited its turn (a restart) is connected
+        // to again.
+        if connection.hasFailed { connection = try PulseConnection(server) }
+        try connection.waitUntilReady()
+        control.attach(connection)
+        let (snapshot, info) = try connection.snapshot()
+        let route = try DuckPrompt.route(snapshot, request: options.device, config: options.config)
+        self.route = route
+        depth = switch options.duckMode {
+        case .none: 0
+        case .mute: -.infinity
+        // Below -200 dB a duck is inaudible already; a journal holds no deeper one.
+        case .duck: max(DuckJournal.deepestDepth, min(0, options.duck.value))
+        }
+        var plan = DuckPlan(inputs: snapshot.sinkInputs, depth: depth, exemptRoles: options.exemptRoles)
+        // The duck of a prompt this one interrupted continues: no release in between.
+        if let handed { plan.adopt(handed, live: snapshot.sinkInputs) }
+        let session = try DuckSession(connection: connection, plan: plan)
+        self.session = session
+        if depth < 0 || !plan.entries.isEmpty || !plan.ended.isEmpty || options.volume != nil {
+            // Journaled before the first volume write.
+            session.journal = try JournalKeeper(store: store, plan: session.plan, server: server.server,
+                                                serverName: info.serverName)
+        }
+        if handed != nil { store.removeHandover() }
+        properties = options.properties
+        properties[PulseConnection.mediaRoleKey] = properties[PulseConnection.mediaRoleKey] ?? "navigation"
+        properties["duckprompt.prompt"] = "\(getpid())"
+        groups = PromptSequence.groups(sources)
+        // A sleeping device gets the stream at once, silence first: it wakes during the
+        // pre-roll, which overlaps the attack (the first sample comes after both). A sink that
+        // played the interrupted prompt a moment ago is awake (PulseAudio shows it idle in
+        // between): no pre-roll, which would leave a gap between the two prompts.
+        preRoll = handed == nil ? options.preRoll(for: route) : 0
+        if preRoll > 0 { groups[0] = SilencePrefixed(groups[0], milliseconds: max(preRoll, options.attackMs)) }
+        return PromptLifecycle.Routing(parts: groups.count, preRollMs: preRoll, ducks: !session.plan.entries.isEmpty,
+                                       busy: session.plan.entries.count >= DuckPrompt.busyDesktopStreams,
+                                       relativeVolume: options.volume != nil)
+    }
+
+    /// Part `part`'s stream on the routed sink, prefilled from its source.
+    private func makeStream(_ part: Int, corked: Bool) throws -> PromptStream {
+        guard let route else { preconditionFailure("routed before a stream is made") }
+        let source = groups[part]
+        var props = properties
+        props[PulseConnection.mediaNameKey] = options.properties[PulseConnection.mediaNameKey] ?? source.name
+        return try PromptStream(connection: connection, rate: source.rate, channels: source.channels,
+                                sinkName: route.sink.name, properties: props, volume: nil,
+                                latencyMs: options.latencyMs, corked: corked,
+                                format: source.streamFormat, pull: source.read)
+    }
+
+    /// Waits until part `part`'s stream is connected, and keeps the duck off it. `--volume` is
+    /// relative to the server's saved volume for the prompt's media.role (the user's
+    /// pavucontrol setting for prompts): read from the first stream, which starts at it, and
+    /// journaled, so that it is set back even if this prompt dies.
+    private func ready(_ part: Int) throws {
+        let stream = stream(part)
+        duck.exclude(try stream.waitReady())
+        guard let gain = options.volume else { return }
+        if slot == nil, let own = try stream.ownVolume() {
+            slot = own
+            let role = properties[PulseConnection.mediaRoleKey]
+            duck.journal?.setPromptSlot(DuckJournal.Ended(key: RestoreKey(mediaRole: role), original: own),
+                                        plan: connection.withLock { duck.plan })
+        }
+        if let slot { stream.setOwnVolume(VolumeMath.scale(slot, by: gain.value)) }
+    }
+}
+
+/// Whether a prompt other than `ticket`'s is in the queue (waiting its turn): then the duck is
+/// handed over to it rather than released.
+private func anotherPromptWaits(store: JournalStore, ticket: Ticket) -> Bool {
+    let queue = PromptQueue(store: store)
+    let live = (try? queue.withQueueLock { _ in try queue.liveTickets() }) ?? []
+    return live.contains { $0.seq != ticket.seq }
+}
+
+/// What became of a duck handed over (`handOver`).
+private enum Handover {
+    /// The next prompt adopted it (or will find it).
+    case handedOver
+    /// No prompt was left to adopt it: it is this prompt's again, with this lock; release it.
+    case reclaimed(RuntimeLock)
+    /// Nothing was ducked, or the handover file could not be written: release as usual.
+    case kept
+}
+
+/// Hands a prompt's duck to the next prompt (the one that interrupted it, or the next one
+/// waiting its turn): writes `handover.json`, leaves the queue, releases the `RuntimeLock`, and
+/// waits until the next prompt adopts it (that one removes the file). When no prompt is left in
+/// the queue to adopt it, takes it back with the lock.
+private func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticket,
+                      lock: RuntimeLock) -> Handover {
+    guard (try? session.handOver()) == true else { return .kept }
+    ticket.leave()
+    lock.release()
+    let queue = PromptQueue(store: store)
+    let giveUp = ContinuousClock.now + .seconds(10)
+    while store.hasHandover && ContinuousClock.now < giveUp {
+        sleepThread(for: PromptQueue.pollInterval)
+        // No one left to adopt it (the interrupting prompt died or was dropped)?
+        let nobody = (try? queue.withQueueLock { _ in try queue.liveTickets().isEmpty }) ?? false
+        if nobody, let again = try? RuntimeLock.tryAcquire(in: store) {
+            if session.reclaim() { return .reclaimed(again) }
+            again.release()
+        }
+    }
+    // Adopted; or, after 10 s, left for the next duckprompt to restore once this one exits.
+    return .handedOver
+}

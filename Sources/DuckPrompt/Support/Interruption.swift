@@ -1,0 +1,87 @@
+import FoundationEssentials
+import Glibc
+
+/// Lets Task cancellation reach a connection that a blocking thread owns.
+final class InterruptControl: @unchecked Sendable {
+    private let lock = Lock()
+    private var connection: PulseConnection?
+    private var cancelled = false
+
+    func attach(_ connection: PulseConnection) {
+        let cancelNow = lock.withLock { () -> Bool in
+            self.connection = connection
+            return cancelled
+        }
+        if cancelNow { connection.interrupt() }
+    }
+
+    private var reason: String?
+
+    /// Whether the caller cancelled (checked while waiting for the duck lock).
+    var isCancelled: Bool { lock.withLock { cancelled } }
+
+    /// Why a newer prompt stopped this one (`stop(reason:)`), nil otherwise.
+    var stopReason: String? { lock.withLock { reason } }
+
+    /// Stops the prompt because a newer one interrupts it: like `cancel()`, but the duck is
+    /// handed over rather than released.
+    func stop(reason: String) {
+        let connection = lock.withLock { () -> PulseConnection? in
+            self.reason = reason
+            return self.connection
+        }
+        connection?.interrupt()
+    }
+
+    func cancel() {
+        let (connection, wake) = lock.withLock { () -> (PulseConnection?, WakePipe?) in
+            cancelled = true
+            return (self.connection, self.wake)
+        }
+        wake?.signal()
+        connection?.interrupt()
+    }
+
+    private var wake: WakePipe?
+
+    /// A descriptor that is readable once `cancel()` was called, for a `poll` on input that
+    /// may never come (`WaitingInput.readAll`); the pipe is made on the first call. Nil when
+    /// no pipe can be made.
+    func cancelDescriptor() -> Int32? {
+        let (pipe, cancelledAlready) = lock.withLock { () -> (WakePipe?, Bool) in
+            if wake == nil { wake = WakePipe() }
+            return (wake, cancelled)
+        }
+        if cancelledAlready { pipe?.signal() }
+        return pipe?.descriptor
+    }
+}
+
+/// Stops a prompt that `DuckPrompt.playBlocking` runs, from another thread.
+public final class PlayCancellation: Sendable {
+    let control = InterruptControl()
+
+    public init() {}
+
+    /// Stops the prompt: every ducked stream is ramped back, and `playBlocking` throws
+    /// `CancellationError`. Thread-safe; before the prompt has started, it never starts.
+    public func cancel() { control.cancel() }
+
+    /// Whether `cancel()` was called.
+    public var isCancelled: Bool { control.isCancelled }
+}
+
+/// Runs blocking libpulse work on its own thread (it waits on the threaded mainloop's
+/// condition), resuming the caller when done; Task cancellation interrupts it.
+func runBlocking<T: Sendable>(_ control: InterruptControl,
+                              _ body: @escaping @Sendable (InterruptControl) throws -> T) async throws -> T {
+    try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            startThread {
+                continuation.resume(with: Result { try body(control) })
+            }
+        }
+    } onCancel: {
+        control.cancel()
+    }
+}

@@ -1,0 +1,308 @@
+import Testing
+@testable import DuckPrompt
+
+/// A prompt's lifecycle as a state machine: events in, the next action out, no server (as
+/// DuckPlanEventTests drives DuckPlan, and swift-nio's upgrader tests drive its state machine).
+@Suite("PromptLifecycle")
+struct PromptLifecycleTests {
+    typealias Event = PromptLifecycle.Event
+    typealias Action = PromptLifecycle.Action
+    typealias Routing = PromptLifecycle.Routing
+
+    static let lost = DuckPromptError(.unavailable, "the sound server went away")
+    static let dropped = DuckPromptError(.dropped, "prompt dropped: not started within 100 ms")
+
+    /// One row: the events fed after `start()`, and every action that came out (the first is
+    /// `start()`'s).
+    struct Row: Sendable, CustomStringConvertible {
+        var name: String
+        var steps: [(Event, Action)]
+        var description: String { name }
+    }
+
+    /// From the turn to the hold of the first part of a plain prompt (one part, streams to
+    /// duck, sink awake).
+    static let plainStart: [(Event, Action)] = [
+        (.turnCame, .route),
+        (.routed(Routing(parts: 1, preRollMs: 0, ducks: true)), .openStream(part: 0, corked: true)),
+        (.streamOpened(part: 0), .rampDown),
+        (.attackDone, .readyStream(part: 0)),
+        (.streamReady(part: 0), .startStream(part: 0)),
+        (.streamStarted(part: 0), .hold(part: 0)),
+    ]
+
+    static let rows: [Row] = [
+        Row(name: "one part, ducked, released", steps: plainStart + [
+            (.drained(part: 0), .checkQueue),
+            (.queueChecked(anotherWaits: false), .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: true), .end(.played(handedOver: false))),
+        ]),
+        Row(name: "nothing to duck: the stream starts uncorked, no start step", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 0, ducks: false)), .openStream(part: 0, corked: false)),
+            (.streamOpened(part: 0), .rampDown),
+            (.attackDone, .readyStream(part: 0)),
+            (.streamReady(part: 0), .hold(part: 0)),
+            (.drained(part: 0), .checkQueue),
+            (.queueChecked(anotherWaits: false), .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: true), .end(.played(handedOver: false))),
+        ]),
+        Row(name: "a sleeping sink: readied and started before the attack (pre-roll)", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 300, ducks: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .readyStream(part: 0)),
+            (.streamReady(part: 0), .startStream(part: 0)),
+            (.streamStarted(part: 0), .rampDown),
+            (.attackDone, .hold(part: 0)),
+            (.drained(part: 0), .checkQueue),
+        ]),
+        Row(name: "pre-roll with nothing to duck: still corked until readied and started", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 1000, ducks: false)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .readyStream(part: 0)),
+            (.streamReady(part: 0), .startStream(part: 0)),
+            (.streamStarted(part: 0), .rampDown),
+            (.attackDone, .hold(part: 0)),
+        ]),
+        Row(name: "a busy desktop: the stream is linked before the attack, started after", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 0, ducks: true, busy: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .readyStream(part: 0)),
+            (.streamReady(part: 0), .rampDown),
+            (.attackDone, .startStream(part: 0)),
+            (.streamStarted(part: 0), .hold(part: 0)),
+        ]),
+        Row(name: "three parts: each next stream opened while the one before plays", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 3, preRollMs: 0, ducks: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .rampDown),
+            (.attackDone, .readyStream(part: 0)),
+            (.streamReady(part: 0), .startStream(part: 0)),
+            (.streamStarted(part: 0), .openStream(part: 1, corked: true)),
+            (.streamOpened(part: 1), .hold(part: 0)),
+            (.drained(part: 0), .readyStream(part: 1)),
+            (.streamReady(part: 1), .startStream(part: 1)),
+            (.streamStarted(part: 1), .openStream(part: 2, corked: true)),
+            (.streamOpened(part: 2), .hold(part: 1)),
+            (.drained(part: 1), .readyStream(part: 2)),
+            (.streamReady(part: 2), .startStream(part: 2)),
+            (.streamStarted(part: 2), .hold(part: 2)),
+            (.drained(part: 2), .checkQueue),
+            (.queueChecked(anotherWaits: false), .release),
+        ]),
+        Row(name: "played whole while another prompt waits: the duck is handed over", steps: plainStart + [
+            (.drained(part: 0), .checkQueue),
+            (.queueChecked(anotherWaits: true), .handOver),
+            (.handedOver(true), .end(.played(handedOver: true))),
+        ]),
+        Row(name: "handed over but no prompt took it: released after all", steps: plainStart + [
+            (.drained(part: 0), .checkQueue),
+            (.queueChecked(anotherWaits: true), .handOver),
+            (.handedOver(false), .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: true), .end(.played(handedOver: false))),
+        ]),
+        Row(name: "interrupted while playing: fades out, hands the duck over", steps: plainStart + [
+            (.stopped(.interrupted(reason: "interrupted by a message prompt")), .fadeOut(part: 0)),
+            (.fadedOut, .handOver),
+            (.handedOver(true), .end(.interrupted(reason: "interrupted by a message prompt"))),
+        ]),
+        Row(name: "interrupted, no one took the duck: released, still interrupted", steps: plainStart + [
+            (.stopped(.interrupted(reason: "interrupted by an important prompt")), .fadeOut(part: 0)),
+            (.fadedOut, .handOver),
+            (.handedOver(false), .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: true), .end(.interrupted(reason: "interrupted by an important prompt"))),
+        ]),
+        Row(name: "cancelled while playing: fades out, released (never handed over)", steps: plainStart + [
+            (.stopped(.cancelled), .fadeOut(part: 0)),
+            (.fadedOut, .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: true), .end(.cancelled)),
+        ]),
+        Row(name: "cancelled during the attack: no part played, no fade", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 2, preRollMs: 0, ducks: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .rampDown),
+            (.stopped(.cancelled), .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: true), .end(.cancelled)),
+        ]),
+        Row(name: "interrupted during the attack: handed over without a fade", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 0, ducks: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .rampDown),
+            (.stopped(.interrupted(reason: "interrupted by a message prompt")), .handOver),
+        ]),
+        Row(name: "interrupted in the second part: that part fades", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 2, preRollMs: 0, ducks: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .rampDown),
+            (.attackDone, .readyStream(part: 0)),
+            (.streamReady(part: 0), .startStream(part: 0)),
+            (.streamStarted(part: 0), .openStream(part: 1, corked: true)),
+            (.streamOpened(part: 1), .hold(part: 0)),
+            (.drained(part: 0), .readyStream(part: 1)),
+            (.streamReady(part: 1), .startStream(part: 1)),
+            (.streamStarted(part: 1), .hold(part: 1)),
+            (.stopped(.cancelled), .fadeOut(part: 1)),
+        ]),
+        Row(name: "relative --volume: corked even with nothing to duck, set back before the end", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 0, ducks: false, relativeVolume: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .rampDown),
+            (.attackDone, .readyStream(part: 0)),
+            (.streamReady(part: 0), .startStream(part: 0)),
+            (.streamStarted(part: 0), .hold(part: 0)),
+            (.drained(part: 0), .restorePromptVolume),
+            (.promptVolumeRestored, .checkQueue),
+        ]),
+        Row(name: "relative --volume, interrupted: fade, volume back, then the handover", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 0, ducks: true, relativeVolume: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .rampDown),
+            (.attackDone, .readyStream(part: 0)),
+            (.streamReady(part: 0), .startStream(part: 0)),
+            (.streamStarted(part: 0), .hold(part: 0)),
+            (.stopped(.interrupted(reason: "interrupted by a message prompt")), .fadeOut(part: 0)),
+            (.fadedOut, .restorePromptVolume),
+            (.promptVolumeRestored, .handOver),
+        ]),
+        Row(name: "dropped or expired in the queue: the end, nothing to release", steps: [
+            (.failed(.error(dropped)), .end(.failed(dropped, journalKept: false))),
+        ]),
+        Row(name: "cancelled while waiting its turn", steps: [
+            (.failed(.cancelled), .end(.cancelled)),
+        ]),
+        Row(name: "no server when routing: the end, nothing was ducked", steps: [
+            (.turnCame, .route),
+            (.failed(.error(lost)), .end(.failed(lost, journalKept: false))),
+        ]),
+        Row(name: "the server dies while playing: released as far as it goes, journal kept", steps: plainStart + [
+            (.failed(.error(lost)), .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: false), .end(.failed(lost, journalKept: true))),
+        ]),
+        Row(name: "a stream refused during the attack, the server still up: released, journal removed", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 0, ducks: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .rampDown),
+            (.failed(.error(lost)), .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: true), .end(.failed(lost, journalKept: false))),
+        ]),
+        Row(name: "the server dies while playing under a relative volume: set back first", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 300, ducks: true, relativeVolume: true)), .openStream(part: 0, corked: true)),
+            (.failed(.error(lost)), .restorePromptVolume),
+            (.promptVolumeRestored, .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: false), .end(.failed(lost, journalKept: true))),
+        ]),
+        Row(name: "the server goes away during the release: the journal is kept", steps: plainStart + [
+            (.drained(part: 0), .checkQueue),
+            (.queueChecked(anotherWaits: false), .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: false), .end(.lostDuringRelease)),
+        ]),
+        Row(name: "a failure while ending the duck does not stop the ending", steps: plainStart + [
+            (.drained(part: 0), .checkQueue),
+            (.queueChecked(anotherWaits: true), .handOver),
+            (.failed(.error(lost)), .release),
+            (.failed(.error(lost)), .finishDuck),
+            (.failed(.error(lost)), .end(.failed(lost, journalKept: true))),
+        ]),
+    ]
+
+    @Test("events in, actions out", arguments: rows)
+    func table(_ row: Row) {
+        var lifecycle = PromptLifecycle()
+        #expect(lifecycle.start() == .waitTurn)
+        for (i, (event, expected)) in row.steps.enumerated() {
+            let action = lifecycle.handle(event)
+            #expect(action == expected, "step \(i + 1): \(event) gave \(action), expected \(expected)")
+            guard action == expected else { return }
+        }
+        if case .end(let ending)? = row.steps.last?.1 {
+            #expect(lifecycle.state == .done(ending))
+        }
+    }
+
+    /// A driver that answers every action as a server would, except that a seeded generator
+    /// stops or fails the prompt at a random step: whatever happens, the prompt ends, a duck
+    /// that was started is ended (released or handed over), streams are used in order, and
+    /// no action comes after the end.
+    @Test("random stops and failures (400 seeded runs): every run ends, and every duck begun is ended")
+    func randomRuns() {
+        for seed in 0..<400 { Self.randomRun(seed: seed) }
+    }
+
+    static func randomRun(seed: Int) {
+        var random = SeededGenerator(seed: UInt64(seed))
+        let routing = Routing(parts: 1 + Int(random.next() % 3), preRollMs: random.next() % 2 == 0 ? 0 : 300,
+                              ducks: random.next() % 4 != 0, busy: random.next() % 5 == 0,
+                              relativeVolume: random.next() % 3 == 0)
+        var lifecycle = PromptLifecycle()
+        var action = lifecycle.start()
+        var opened = Set<Int>(), readied = Set<Int>(), startedParts = Set<Int>()
+        var rampedDown = false, duckEnded = false, faded = 0
+        for _ in 0..<100 {
+            if case .end(let ending) = action {
+                #expect(!rampedDown || duckEnded, "seed \(seed): ended \(ending) with the duck still down")
+                #expect(lifecycle.state == .done(ending))
+                #expect(faded <= 1, "seed \(seed): faded out \(faded) times")
+                return
+            }
+            // One event in eight is a stop (in a ramp or a hold) or a failure.
+            let roll = random.next() % 16
+            let event: Event
+            switch action {
+            case .waitTurn: event = roll == 0 ? .failed(.error(dropped)) : .turnCame
+            case .route: event = roll == 0 ? .failed(.error(lost)) : .routed(routing)
+            case .openStream(let part, let corked):
+                #expect(part < routing.parts && !opened.contains(part), "seed \(seed): opened part \(part) again")
+                #expect(corked || part == 0, "seed \(seed): only the first stream may start uncorked")
+                opened.insert(part)
+                if !corked { startedParts.insert(part) }
+                event = roll == 0 ? .failed(.error(lost)) : .streamOpened(part: part)
+            case .readyStream(let part):
+                #expect(opened.contains(part), "seed \(seed): readied part \(part) before it was opened")
+                readied.insert(part)
+                event = .streamReady(part: part)
+            case .startStream(let part):
+                #expect(readied.contains(part) && !startedParts.contains(part), "seed \(seed): started part \(part) unready or twice")
+                startedParts.insert(part)
+                event = .streamStarted(part: part)
+            case .rampDown:
+                rampedDown = true
+                event = roll == 0 ? .stopped(.cancelled) : roll == 1 ? .stopped(.interrupted(reason: "r"))
+                    : roll == 2 ? .failed(.error(lost)) : .attackDone
+            case .hold(let part):
+                #expect(rampedDown && startedParts.contains(part), "seed \(seed): held part \(part) before it played")
+                event = roll == 0 ? .stopped(.cancelled) : roll == 1 ? .stopped(.interrupted(reason: "r"))
+                    : roll == 2 ? .failed(.error(lost)) : .drained(part: part)
+            case .fadeOut(let part):
+                #expect(startedParts.contains(part), "seed \(seed): faded part \(part), which never started")
+                faded += 1
+                event = .fadedOut
+            case .restorePromptVolume:
+                #expect(routing.relativeVolume, "seed \(seed): no relative volume to restore")
+                event = .promptVolumeRestored
+            case .checkQueue: event = .queueChecked(anotherWaits: roll % 2 == 0)
+            case .handOver:
+                let taken = roll % 3 != 0
+                if taken { duckEnded = true }
+                event = .handedOver(taken)
+            case .release: event = .released
+            case .finishDuck:
+                duckEnded = true
+                event = .duckFinished(confirmed: roll != 0)
+            case .end: preconditionFailure("handled above")
+            }
+            action = lifecycle.handle(event)
+        }
+        Issue.record("seed \(seed): no end after 100 steps (last action \(action))")
+    }
+}
