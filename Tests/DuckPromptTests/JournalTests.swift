@@ -143,10 +143,10 @@ struct DuckJournalTests {
     @Test("process start time: field 22 of /proc/PID/stat")
     func processStart() throws {
         let line = "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 10000 200"
-        #expect(DuckJournal.parseProcessStart(stat: line) == 987654)
-        #expect(DuckJournal.parseProcessStart(stat: "1 (x) S 1 2") == nil)
-        #expect(DuckJournal.parseProcessState(stat: line) == "S")
-        #expect(DuckJournal.parseProcessState(stat: "7 (z) Z 1") == "Z")
+        #expect(ProcessLiveness.parseStart(stat: line) == 987654)
+        #expect(ProcessLiveness.parseStart(stat: "1 (x) S 1 2") == nil)
+        #expect(ProcessLiveness.parseState(stat: line) == "S")
+        #expect(ProcessLiveness.parseState(stat: "7 (z) Z 1") == "Z")
         let own = try #require(DuckJournal.processStart(of: getpid()))
         #expect(own > 0)
         #expect(DuckJournal.processStart(of: try deadPid()) == nil)
@@ -169,7 +169,7 @@ struct DuckJournalTests {
         var start: UInt64?
         for _ in 0..<200 {
             let stat = try String(contentsOfFile: "/proc/\(zombie)/stat", encoding: .utf8)
-            if DuckJournal.parseProcessState(stat: stat) == "Z" { start = DuckJournal.parseProcessStart(stat: stat); break }
+            if ProcessLiveness.parseState(stat: stat) == "Z" { start = ProcessLiveness.parseStart(stat: stat); break }
             usleep(5000)
         }
         let owner = DuckJournal(pid: zombie, processStart: try #require(start), depth: -20)

@@ -154,7 +154,7 @@ public final class RuntimeLock: @unchecked Sendable {
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0, let text = String(bytes: buffer[0..<n], encoding: .utf8),
               let pid = Int32(text.trimmingWhitespace()), pid > 0,
-              JournalStore.processExists(pid) else { return nil }
+              ProcessLiveness.exists(pid) else { return nil }
         return pid
     }
 
