@@ -247,7 +247,7 @@ public enum DuckPrompt {
     public static func restore(server: ServerOptions = ServerOptions()) async throws -> RestoreReport {
         try await runBlocking(InterruptControl()) { control in
             let store = try JournalStore()
-            let lock = try RuntimeLock.acquire(in: store, timeout: nil, cancelled: { control.isCancelled })
+            let lock = try RuntimeLock.acquire(in: store.runtimeDirectory, timeout: nil, cancelled: { control.isCancelled })
             defer { lock.release() }
             let outcome = Recovery.recoverOrphans(store: store, server: server)
             return RestoreReport(notes: outcome.notes, kept: outcome.kept, problems: outcome.problems)
@@ -256,7 +256,7 @@ public enum DuckPrompt {
 
     /// Recovery as every command does it in passing: only when no prompt holds the lock.
     static func recoverInPassing(server: ServerOptions) -> [String] {
-        guard let store = try? JournalStore(), let lock = try? RuntimeLock.tryAcquire(in: store) else { return [] }
+        guard let store = try? JournalStore(), let lock = try? RuntimeLock.tryAcquire(in: store.runtimeDirectory) else { return [] }
         defer { lock.release() }
         return Recovery.recoverOrphans(store: store, server: server).lines
     }
@@ -548,9 +548,9 @@ public enum DuckPrompt {
         // (or be dropped); then undo what a prompt that died left ducked.
         let called = ContinuousClock.now
         let store = try JournalStore()
-        let ticket = try PromptQueue(store: store).enter(priority: options.priority,
-                                                         onBusyDrop: options.onBusy == .drop,
-                                                         name: sources.first?.name ?? "")
+        let ticket = try PromptQueue(directory: store.runtimeDirectory).enter(priority: options.priority,
+                                                                             onBusyDrop: options.onBusy == .drop,
+                                                                             name: sources.first?.name ?? "")
         defer { ticket.leave() }
         let lock = try ticket.waitTurn(deadline: options.expireMs.map { called + .milliseconds($0) },
                                        expireMs: options.expireMs, cancelled: { control.isCancelled })
@@ -710,7 +710,7 @@ public enum DuckPrompt {
 /// Whether a prompt other than `ticket`'s is in the queue (waiting its turn): then the duck is
 /// handed over to it rather than released.
 private func anotherPromptWaits(store: JournalStore, ticket: Ticket) -> Bool {
-    let queue = PromptQueue(store: store)
+    let queue = PromptQueue(directory: store.runtimeDirectory)
     let live = (try? queue.withQueueLock { _ in try queue.liveTickets() }) ?? []
     return live.contains { $0.seq != ticket.seq }
 }
@@ -734,13 +734,13 @@ private func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticke
     guard (try? session.handOver()) == true else { return .kept }
     ticket.leave()
     lock.release()
-    let queue = PromptQueue(store: store)
+    let queue = PromptQueue(directory: store.runtimeDirectory)
     let giveUp = ContinuousClock.now + .seconds(10)
     while store.hasHandover && ContinuousClock.now < giveUp {
         sleepThread(for: PromptQueue.pollInterval)
         // No one left to adopt it (the interrupting prompt died or was dropped)?
         let nobody = (try? queue.withQueueLock { _ in try queue.liveTickets().isEmpty }) ?? false
-        if nobody, let again = try? RuntimeLock.tryAcquire(in: store) {
+        if nobody, let again = try? RuntimeLock.tryAcquire(in: store.runtimeDirectory) {
             if session.reclaim() { return .reclaimed(again) }
             again.release()
         }

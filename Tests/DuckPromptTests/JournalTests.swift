@@ -447,36 +447,36 @@ struct RuntimeLockTests {
     @Test("tryAcquire: one holder at a time; release and deinit free it; file 0600 with the pid")
     func tryAcquire() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        let first = try #require(try RuntimeLock.tryAcquire(in: store))
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        let first = try #require(try RuntimeLock.tryAcquire(in: directory))
         #expect(first.isHeld)
         #expect(first.path == rt.journalDir + "/lock")
         #expect(try mode(first.path) & 0o7777 == 0o600)
         #expect(try String(contentsOfFile: first.path, encoding: .utf8) == "\(getpid())\n")
-        #expect(try RuntimeLock.tryAcquire(in: store) == nil)
+        #expect(try RuntimeLock.tryAcquire(in: directory) == nil)
         first.release()
         first.release()
         #expect(!first.isHeld)
         do {
-            let second = try #require(try RuntimeLock.tryAcquire(in: store))
+            let second = try #require(try RuntimeLock.tryAcquire(in: directory))
             #expect(second.isHeld)
         }
         // `second` went away: its deinit released the lock.
-        #expect(try RuntimeLock.tryAcquire(in: store) != nil)
+        #expect(try RuntimeLock.tryAcquire(in: directory) != nil)
     }
 
     @Test("acquire waits while another process holds the lock")
     func waitsForOtherProcess() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        try #require(try RuntimeLock.tryAcquire(in: store)).release()
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        try #require(try RuntimeLock.tryAcquire(in: directory)).release()
         let child = try lockingChild(rt.journalDir + "/lock", seconds: 1)
         defer { child.waitUntilExit() }
-        #expect(try RuntimeLock.tryAcquire(in: store) == nil)
+        #expect(try RuntimeLock.tryAcquire(in: directory) == nil)
         let clock = ContinuousClock()
         var lock: RuntimeLock?
         let waited = try clock.measure {
-            lock = try RuntimeLock.acquire(in: store, timeout: .seconds(10)) { false }
+            lock = try RuntimeLock.acquire(in: directory, timeout: .seconds(10)) { false }
         }
         #expect(lock?.isHeld == true)
         #expect(seconds(waited) > 0.7 && seconds(waited) < 3, "waited \(waited)")
@@ -485,15 +485,15 @@ struct RuntimeLockTests {
     @Test("a holder killed with SIGKILL frees the lock")
     func killedHolder() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        try #require(try RuntimeLock.tryAcquire(in: store)).release()
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        try #require(try RuntimeLock.tryAcquire(in: directory)).release()
         let child = try lockingChild(rt.journalDir + "/lock", seconds: 30)
-        #expect(try RuntimeLock.tryAcquire(in: store) == nil)
+        #expect(try RuntimeLock.tryAcquire(in: directory) == nil)
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
         let clock = ContinuousClock()
         var lock: RuntimeLock?
-        let waited = try clock.measure { lock = try RuntimeLock.acquire(in: store, timeout: .seconds(5)) }
+        let waited = try clock.measure { lock = try RuntimeLock.acquire(in: directory, timeout: .seconds(5)) }
         #expect(lock?.isHeld == true)
         #expect(seconds(waited) < 1, "waited \(waited)")
     }
@@ -501,13 +501,13 @@ struct RuntimeLockTests {
     @Test("acquire gives up after the timeout with .unavailable naming the holder")
     func timeout() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        let holder = try #require(try RuntimeLock.tryAcquire(in: store))
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        let holder = try #require(try RuntimeLock.tryAcquire(in: directory))
         defer { holder.release() }
         let clock = ContinuousClock()
         let start = clock.now
         let error = #expect(throws: DuckPromptError.self) {
-            try RuntimeLock.acquire(in: store, timeout: .milliseconds(200))
+            try RuntimeLock.acquire(in: directory, timeout: .milliseconds(200))
         }
         let waited = seconds(start.duration(to: clock.now))
         #expect(error?.code == .unavailable)
@@ -515,20 +515,20 @@ struct RuntimeLockTests {
                 "\(error?.message ?? "")")
         #expect(waited >= 0.19 && waited < 1.5, "waited \(waited) s")
         // Zero tries once.
-        #expect(throws: DuckPromptError.self) { try RuntimeLock.acquire(in: store, timeout: .zero) }
+        #expect(throws: DuckPromptError.self) { try RuntimeLock.acquire(in: directory, timeout: .zero) }
     }
 
     @Test("acquire stops with CancellationError when cancelled")
     func cancelled() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        let holder = try #require(try RuntimeLock.tryAcquire(in: store))
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        let holder = try #require(try RuntimeLock.tryAcquire(in: directory))
         defer { holder.release() }
         let clock = ContinuousClock()
         let start = clock.now
         var polls = 0
         #expect(throws: CancellationError.self) {
-            try RuntimeLock.acquire(in: store, timeout: nil) {
+            try RuntimeLock.acquire(in: directory, timeout: nil) {
                 polls += 1
                 return start.duration(to: clock.now) > .milliseconds(100)
             }
@@ -541,25 +541,25 @@ struct RuntimeLockTests {
     @Test("the async acquire stops when its task is cancelled, and succeeds once free")
     func asyncAcquire() async throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        let holder = try #require(try RuntimeLock.tryAcquire(in: store))
-        let task = Task { try await RuntimeLock.acquire(in: store, timeout: nil) }
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        let holder = try #require(try RuntimeLock.tryAcquire(in: directory))
+        let task = Task { try await RuntimeLock.acquire(in: directory, timeout: nil) }
         try await Task.sleep(for: .milliseconds(50))
         task.cancel()
         await #expect(throws: CancellationError.self) { _ = try await task.value }
         holder.release()
-        let lock = try await RuntimeLock.acquire(in: store, timeout: .seconds(1))
+        let lock = try await RuntimeLock.acquire(in: directory, timeout: .seconds(1))
         #expect(lock.isHeld)
     }
 
     @Test("a symbolic link at the lock's name is refused")
     func symlinkLock() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
         let target = rt.path + "/target"
         try FileManager.default.createSymbolicLink(atPath: rt.journalDir + "/lock", withDestinationPath: target)
         #expect(throws: DuckPromptError(.internal, "refusing the lock file \(rt.journalDir)/lock: it is a symbolic link")) {
-            try RuntimeLock.tryAcquire(in: store)
+            try RuntimeLock.tryAcquire(in: directory)
         }
         #expect(!FileManager.default.fileExists(atPath: target))
     }

@@ -1,25 +1,22 @@
 import FoundationEssentials
 import Glibc
 
-/// The per-user directory that holds duck journals and the runtime lock:
-/// `$XDG_RUNTIME_DIR/duckprompt/`, or `/tmp/duckprompt-<uid>/` without an (absolute)
-/// `XDG_RUNTIME_DIR`. Created mode 0700 when missing; refused when it is a symbolic link, not a
-/// directory, not owned by the effective uid, or writable by group or others.
-///
-/// The directory is opened once (`O_DIRECTORY|O_NOFOLLOW`) and every file is reached relative
-/// to that descriptor (`openat`, `renameat`, `unlinkat`), so swapping the path for a link later
-/// changes nothing. Files are opened with `O_NOFOLLOW`: a symbolic link is never followed.
+/// The duck journals of `RuntimeDirectory` (`$XDG_RUNTIME_DIR/duckprompt/`): this process's
+/// own (`journal-<pid>.json`: write, read, remove), those of dead prompts (`orphans`), and the
+/// duck an interrupted prompt hands over to the next one (`handover.json`). Every file is
+/// reached through the directory's descriptor, never following a symbolic link.
 ///
 /// Threading: immutable; methods may be called from any thread. Two processes write different
 /// files (`journal-<pid>.json`); look for orphans while holding the `RuntimeLock`, so that two
 /// duckprompt processes never restore the same journal.
 public final class JournalStore: Sendable {
-    /// The directory, e.g. `/run/user/1000/duckprompt`.
-    public let directory: String
+    /// The open directory that holds the journals (and the queue and the lock).
+    public let runtimeDirectory: RuntimeDirectory
     /// The process whose journal `write` and `remove` handle (default: this one).
     public let pid: Int32
-    /// The open directory.
-    let directoryFD: Int32
+
+    /// The directory, e.g. `/run/user/1000/duckprompt`.
+    public var directory: String { runtimeDirectory.path }
 
     /// Opens the store of the environment's `XDG_RUNTIME_DIR` (see `init(runtimeDir:pid:)`).
     public convenience init(environment: [String: String] = Environment.values("XDG_RUNTIME_DIR"),
@@ -27,68 +24,30 @@ public final class JournalStore: Sendable {
         try self.init(runtimeDir: environment["XDG_RUNTIME_DIR"], pid: pid)
     }
 
-    /// Opens, creating it if missing, the journal directory under `runtimeDir`.
+    /// Opens, creating it if missing, the journal directory under `runtimeDir`
+    /// (`RuntimeDirectory.init(runtimeDir:)`).
     ///
     /// - Parameters:
     ///   - runtimeDir: an `XDG_RUNTIME_DIR`; nil, empty or relative uses `/tmp/duckprompt-<uid>`.
-    ///     Its own existence is not created: only the `duckprompt` directory inside it.
     ///   - pid: the journal owner handled by `write`/`remove`, and skipped by `orphans`.
     /// - Throws: `DuckPromptError(.internal)` naming the path when it cannot be created or
     ///   opened, or is a symbolic link, not a directory, owned by another uid, or group- or
     ///   other-writable.
-    /// `mkdir(2)`, `open(2)` with `O_DIRECTORY|O_NOFOLLOW`, `fstat(2)`.
-    public init(runtimeDir: String?, pid: Int32 = getpid()) throws {
-        let path = Self.directoryPath(runtimeDir: runtimeDir)
-        directory = path
-        self.pid = pid
-        let created = mkdir(path, 0o700) == 0
-        if !created, errno != EEXIST {
-            throw Self.failure("cannot create the journal directory \(path)", errno)
-        }
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            let err = errno
-            var st = stat()
-            if lstat(path, &st) == 0 {
-                if st.st_mode & S_IFMT == S_IFLNK {
-                    throw DuckPromptError(.internal, "refusing the journal directory \(path): it is a symbolic link")
-                }
-                if st.st_mode & S_IFMT != S_IFDIR {
-                    throw DuckPromptError(.internal, "refusing the journal directory \(path): it is not a directory")
-                }
-            }
-            throw Self.failure("cannot open the journal directory \(path)", err)
-        }
-        do {
-            var st = stat()
-            guard fstat(fd, &st) == 0 else { throw Self.failure("cannot stat \(path)", errno) }
-            guard st.st_mode & S_IFMT == S_IFDIR else {
-                throw DuckPromptError(.internal, "refusing the journal directory \(path): it is not a directory")
-            }
-            guard st.st_uid == geteuid() else {
-                throw DuckPromptError(.internal, "refusing the journal directory \(path): it belongs to uid \(st.st_uid), not \(geteuid())")
-            }
-            if created, fchmod(fd, 0o700) != 0 { throw Self.failure("cannot set mode 0700 on \(path)", errno) }
-            if !created, st.st_mode & 0o022 != 0 {
-                throw DuckPromptError(.internal, "refusing the journal directory \(path): group or others may write to it (mode \(String(st.st_mode & 0o7777, radix: 8)); chmod 700 it)")
-            }
-        } catch {
-            close(fd)
-            throw error
-        }
-        directoryFD = fd
+    public convenience init(runtimeDir: String?, pid: Int32 = getpid()) throws {
+        self.init(directory: try RuntimeDirectory(runtimeDir: runtimeDir), pid: pid)
     }
 
-    deinit { close(directoryFD) }
+    /// The store of an open directory.
+    /// - Parameter pid: the journal owner handled by `write`/`remove`, and skipped by `orphans`.
+    public init(directory: RuntimeDirectory, pid: Int32 = getpid()) {
+        runtimeDirectory = directory
+        self.pid = pid
+    }
 
-    /// `$XDG_RUNTIME_DIR/duckprompt` for an absolute `runtimeDir`, else `/tmp/duckprompt-<uid>`.
+    /// `$XDG_RUNTIME_DIR/duckprompt` for an absolute `runtimeDir`, else `/tmp/duckprompt-<uid>`
+    /// (`RuntimeDirectory.path(runtimeDir:)`).
     public static func directoryPath(runtimeDir: String?) -> String {
-        if let dir = runtimeDir, dir.hasPrefix("/") {
-            var d = dir
-            while d.count > 1, d.hasSuffix("/") { d.removeLast() }
-            return d == "/" ? "/duckprompt" : d + "/duckprompt"
-        }
-        return "/tmp/duckprompt-\(geteuid())"
+        RuntimeDirectory.path(runtimeDir: runtimeDir)
     }
 
     /// The file name of `pid`'s journal: `journal-<pid>.json`.
@@ -97,12 +56,13 @@ public final class JournalStore: Sendable {
     /// The path of this store's own journal.
     public var path: String { directory + "/" + Self.fileName(pid: pid) }
 
-    /// Writes `journal` as `journal-<pid>.json`, atomically: a new temporary file in the same
-    /// directory (`O_CREAT|O_EXCL|O_NOFOLLOW`, mode 0600), written in full, `fsync`ed, then
-    /// renamed over the journal (a rename replaces a symbolic link at that name, it does not
-    /// follow it), and the directory `fsync`ed. Readers see the old journal or the new one,
-    /// never a part. What is written is `journal.bounded()`, so that every journal written
-    /// reads back (`DuckJournal.validate()`).
+    /// Writes `journal` as `journal-<pid>.json`, atomically
+    /// (`RuntimeDirectory.writeAtomically`): a new temporary file in the same directory
+    /// (`O_CREAT|O_EXCL|O_NOFOLLOW`, mode 0600), written in full, `fsync`ed, then renamed over
+    /// the journal (a rename replaces a symbolic link at that name, it does not follow it), and
+    /// the directory `fsync`ed. Readers see the old journal or the new one, never a part. What
+    /// is written is `journal.bounded()`, so that every journal written reads back
+    /// (`DuckJournal.validate()`).
     ///
     /// - Parameter journal: its `pid` must be this store's (a programmer error otherwise).
     /// - Throws: `DuckPromptError(.internal)` naming the file when a step fails; the temporary
@@ -114,42 +74,7 @@ public final class JournalStore: Sendable {
         do { data = try journal.bounded().encoded() } catch {
             throw DuckPromptError(.internal, "cannot encode the journal \(path): \(error)")
         }
-        let final = Self.fileName(pid: pid)
-        var temp = ""
-        var fd: Int32 = -1
-        for _ in 0..<64 {
-            temp = ".\(final).\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).tmp"
-            fd = openat(directoryFD, temp, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0o600)
-            if fd >= 0 || errno != EEXIST { break }
-        }
-        guard fd >= 0 else { throw Self.failure("cannot create a temporary file in \(directory)", errno) }
-        var renamed = false
-        defer {
-            if fd >= 0 { close(fd) }
-            if !renamed { unlinkat(directoryFD, temp, 0) }
-        }
-        // The mode given to openat is masked by the umask; make it exactly 0600.
-        guard fchmod(fd, 0o600) == 0 else { throw Self.failure("cannot set mode 0600 on \(directory)/\(temp)", errno) }
-        try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw Self.failure("cannot write \(directory)/\(temp)", errno)
-                }
-                offset += n
-            }
-        }
-        guard fsync(fd) == 0 else { throw Self.failure("cannot fsync \(directory)/\(temp)", errno) }
-        let closed = close(fd)
-        fd = -1
-        guard closed == 0 else { throw Self.failure("cannot close \(directory)/\(temp)", errno) }
-        guard renameat(directoryFD, temp, directoryFD, final) == 0 else {
-            throw Self.failure("cannot rename \(directory)/\(temp) to \(path)", errno)
-        }
-        renamed = true
-        _ = fsync(directoryFD)
+        try runtimeDirectory.writeAtomically(data, as: Self.fileName(pid: pid))
     }
 
     /// Removes this store's journal (after the release, or once its streams are restored).
@@ -171,8 +96,8 @@ public final class JournalStore: Sendable {
     }
 
     private func removeFile(named name: String) throws {
-        guard unlinkat(directoryFD, name, 0) == 0 || errno == ENOENT else {
-            throw Self.failure("cannot remove \(directory)/\(name)", errno)
+        if case .failure(let err) = runtimeDirectory.unlink(name), err != .noSuchFileOrDirectory {
+            throw err.failure("cannot remove \(directory)/\(name)")
         }
     }
 
@@ -185,10 +110,9 @@ public final class JournalStore: Sendable {
     /// - Throws: `DuckPromptError(.internal)` naming the file. `renameat(2)`.
     public func handOver(_ journal: DuckJournal) throws {
         try write(journal)
-        guard renameat(directoryFD, Self.fileName(pid: pid), directoryFD, Self.handoverName) == 0 else {
-            throw Self.failure("cannot rename \(path) to \(directory)/\(Self.handoverName)", errno)
-        }
-        _ = fsync(directoryFD)
+        try runtimeDirectory.rename(Self.fileName(pid: pid), to: Self.handoverName)
+            .orThrow("cannot rename \(path) to \(directory)/\(Self.handoverName)")
+        runtimeDirectory.sync()
     }
 
     /// Whether a handed-over duck waits for adoption.
@@ -207,13 +131,14 @@ public final class JournalStore: Sendable {
 
     /// Removes `handover.json` (adopted, or taken back by its owner).
     public func removeHandover() {
-        unlinkat(directoryFD, Self.handoverName, 0)
+        runtimeDirectory.unlink(Self.handoverName)
     }
 
     /// Takes a handed-over duck back as this store's journal (no one adopted it): renames
     /// `handover.json` to `journal-<pid>.json`. False when it is gone (adopted meanwhile).
     public func reclaimHandover() -> Bool {
-        renameat(directoryFD, Self.handoverName, directoryFD, Self.fileName(pid: pid)) == 0
+        if case .success = runtimeDirectory.rename(Self.handoverName, to: Self.fileName(pid: pid)) { return true }
+        return false
     }
 
     /// Reads this store's own journal back, nil when there is none.
@@ -285,10 +210,10 @@ public final class JournalStore: Sendable {
 
     private func findOrphans(reporting report: (JournalProblem) -> Void) throws -> [(path: String, journal: DuckJournal)] {
         var found: [(path: String, journal: DuckJournal)] = []
-        for name in try listNames().sorted() {
+        for name in try runtimeDirectory.names().sorted() {
             let path = directory + "/" + name
             if let tempPid = Self.pid(inTemporaryName: name) {
-                if tempPid != pid, !ProcessLiveness.exists(tempPid) { unlinkat(directoryFD, name, 0) }
+                if tempPid != pid, !ProcessLiveness.exists(tempPid) { runtimeDirectory.unlink(name) }
                 continue
             }
             let isHandover = name == Self.handoverName
@@ -314,7 +239,7 @@ public final class JournalStore: Sendable {
                 if otherVersion || (!isHandover && ProcessLiveness.exists(namePid)) {
                     report(JournalProblem(path: path, reason: message, removed: false))
                 } else {
-                    let removed = unlinkat(directoryFD, name, 0) == 0
+                    let removed = if case .success = runtimeDirectory.unlink(name) { true } else { false }
                     report(JournalProblem(path: path, reason: message, removed: removed))
                 }
                 continue
@@ -329,42 +254,16 @@ public final class JournalStore: Sendable {
 
     enum ReadResult { case data(Data), missing, failed(String) }
 
-    /// Reads a file of the directory without following a link (`O_NOFOLLOW`), nor blocking on
-    /// a FIFO; only a regular file of at most `BoundedFile.journalLimit` (`BoundedFile`).
+    /// Reads a journal file of the directory without following a link, nor blocking on a
+    /// FIFO; only a regular file of at most `BoundedFile.journalLimit`
+    /// (`RuntimeDirectory.read`).
     func readFile(named name: String) -> ReadResult {
-        let fd = openat(directoryFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else {
-            switch errno {
-            case ENOENT: return .missing
-            case ELOOP: return .failed("is a symbolic link; not followed")
-            case let err: return .failed(BoundedFile.openFailure(err).reason)
-            }
-        }
-        defer { close(fd) }
-        do {
-            return .data(try BoundedFile.read(descriptor: fd, limit: BoundedFile.journalLimit, accept: .regularFiles))
-        } catch {
+        switch runtimeDirectory.read(name, limit: BoundedFile.journalLimit) {
+        case .success(let data): return .data(data)
+        case .failure(let error) where error.kind == .missing: return .missing
+        case .failure(let error):
             return .failed(error.reason + (error.kind == .tooLarge ? ": no journal is that large" : ""))
         }
-    }
-
-    /// The names in the directory, read through a new descriptor of the same directory.
-    func listNames() throws -> [String] {
-        let fd = openat(directoryFD, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0, let dir = fdopendir(fd) else {
-            let err = errno
-            if fd >= 0 { close(fd) }
-            throw Self.failure("cannot list \(directory)", err)
-        }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
-            }
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names
     }
 
     /// `journal-<pid>.json` → pid.
@@ -381,9 +280,5 @@ public final class JournalStore: Sendable {
         let parts = name.dropFirst().split(separator: ".")
         guard parts.count == 4, parts[1] == "json" else { return nil }
         return pid(inJournalName: "\(parts[0]).json")
-    }
-
-    static func failure(_ what: String, _ err: Int32) -> DuckPromptError {
-        DuckPromptError(.internal, "\(what): \(String(cString: strerror(err)))")
     }
 }
