@@ -45,7 +45,7 @@ public enum DuckPrompt {
     public static func restore(server: ServerOptions = ServerOptions()) async throws -> RestoreReport {
         try await runBlocking(InterruptControl()) { control in
             let store = try JournalStore()
-            let lock = try RuntimeLock.acquire(in: store, timeout: nil, cancelled: { control.isCancelled })
+            let lock = try RuntimeLock.acquire(in: store.runtimeDirectory, timeout: nil, cancelled: { control.isCancelled })
             defer { lock.release() }
             let outcome = Recovery.recoverOrphans(store: store, server: server)
             return RestoreReport(notes: outcome.notes, kept: outcome.kept, problems: outcome.problems)
@@ -54,7 +54,7 @@ public enum DuckPrompt {
 
     /// Recovery as every command does it in passing: only when no prompt holds the lock.
     static func recoverInPassing(server: ServerOptions) -> [String] {
-        guard let store = try? JournalStore(), let lock = try? RuntimeLock.tryAcquire(in: store) else { return [] }
+        guard let store = try? JournalStore(), let lock = try? RuntimeLock.tryAcquire(in: store.runtimeDirectory) else { return [] }
         defer { lock.release() }
         return Recovery.recoverOrphans(store: store, server: server).lines
     }

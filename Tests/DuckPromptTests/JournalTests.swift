@@ -143,10 +143,10 @@ struct DuckJournalTests {
     @Test("process start time: field 22 of /proc/PID/stat")
     func processStart() throws {
         let line = "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 10000 200"
-        #expect(DuckJournal.parseProcessStart(stat: line) == 987654)
-        #expect(DuckJournal.parseProcessStart(stat: "1 (x) S 1 2") == nil)
-        #expect(DuckJournal.parseProcessState(stat: line) == "S")
-        #expect(DuckJournal.parseProcessState(stat: "7 (z) Z 1") == "Z")
+        #expect(ProcessLiveness.parseStart(stat: line) == 987654)
+        #expect(ProcessLiveness.parseStart(stat: "1 (x) S 1 2") == nil)
+        #expect(ProcessLiveness.parseState(stat: line) == "S")
+        #expect(ProcessLiveness.parseState(stat: "7 (z) Z 1") == "Z")
         let own = try #require(DuckJournal.processStart(of: getpid()))
         #expect(own > 0)
         #expect(DuckJournal.processStart(of: try deadPid()) == nil)
@@ -169,7 +169,7 @@ struct DuckJournalTests {
         var start: UInt64?
         for _ in 0..<200 {
             let stat = try String(contentsOfFile: "/proc/\(zombie)/stat", encoding: .utf8)
-            if DuckJournal.parseProcessState(stat: stat) == "Z" { start = DuckJournal.parseProcessStart(stat: stat); break }
+            if ProcessLiveness.parseState(stat: stat) == "Z" { start = ProcessLiveness.parseStart(stat: stat); break }
             usleep(5000)
         }
         let owner = DuckJournal(pid: zombie, processStart: try #require(start), depth: -20)
@@ -447,36 +447,36 @@ struct RuntimeLockTests {
     @Test("tryAcquire: one holder at a time; release and deinit free it; file 0600 with the pid")
     func tryAcquire() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        let first = try #require(try RuntimeLock.tryAcquire(in: store))
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        let first = try #require(try RuntimeLock.tryAcquire(in: directory))
         #expect(first.isHeld)
         #expect(first.path == rt.journalDir + "/lock")
         #expect(try mode(first.path) & 0o7777 == 0o600)
         #expect(try String(contentsOfFile: first.path, encoding: .utf8) == "\(getpid())\n")
-        #expect(try RuntimeLock.tryAcquire(in: store) == nil)
+        #expect(try RuntimeLock.tryAcquire(in: directory) == nil)
         first.release()
         first.release()
         #expect(!first.isHeld)
         do {
-            let second = try #require(try RuntimeLock.tryAcquire(in: store))
+            let second = try #require(try RuntimeLock.tryAcquire(in: directory))
             #expect(second.isHeld)
         }
         // `second` went away: its deinit released the lock.
-        #expect(try RuntimeLock.tryAcquire(in: store) != nil)
+        #expect(try RuntimeLock.tryAcquire(in: directory) != nil)
     }
 
     @Test("acquire waits while another process holds the lock")
     func waitsForOtherProcess() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        try #require(try RuntimeLock.tryAcquire(in: store)).release()
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        try #require(try RuntimeLock.tryAcquire(in: directory)).release()
         let child = try lockingChild(rt.journalDir + "/lock", seconds: 1)
         defer { child.waitUntilExit() }
-        #expect(try RuntimeLock.tryAcquire(in: store) == nil)
+        #expect(try RuntimeLock.tryAcquire(in: directory) == nil)
         let clock = ContinuousClock()
         var lock: RuntimeLock?
         let waited = try clock.measure {
-            lock = try RuntimeLock.acquire(in: store, timeout: .seconds(10)) { false }
+            lock = try RuntimeLock.acquire(in: directory, timeout: .seconds(10)) { false }
         }
         #expect(lock?.isHeld == true)
         #expect(seconds(waited) > 0.7 && seconds(waited) < 3, "waited \(waited)")
@@ -485,15 +485,15 @@ struct RuntimeLockTests {
     @Test("a holder killed with SIGKILL frees the lock")
     func killedHolder() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        try #require(try RuntimeLock.tryAcquire(in: store)).release()
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        try #require(try RuntimeLock.tryAcquire(in: directory)).release()
         let child = try lockingChild(rt.journalDir + "/lock", seconds: 30)
-        #expect(try RuntimeLock.tryAcquire(in: store) == nil)
+        #expect(try RuntimeLock.tryAcquire(in: directory) == nil)
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
         let clock = ContinuousClock()
         var lock: RuntimeLock?
-        let waited = try clock.measure { lock = try RuntimeLock.acquire(in: store, timeout: .seconds(5)) }
+        let waited = try clock.measure { lock = try RuntimeLock.acquire(in: directory, timeout: .seconds(5)) }
         #expect(lock?.isHeld == true)
         #expect(seconds(waited) < 1, "waited \(waited)")
     }
@@ -501,13 +501,13 @@ struct RuntimeLockTests {
     @Test("acquire gives up after the timeout with .unavailable naming the holder")
     func timeout() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        let holder = try #require(try RuntimeLock.tryAcquire(in: store))
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        let holder = try #require(try RuntimeLock.tryAcquire(in: directory))
         defer { holder.release() }
         let clock = ContinuousClock()
         let start = clock.now
         let error = #expect(throws: DuckPromptError.self) {
-            try RuntimeLock.acquire(in: store, timeout: .milliseconds(200))
+            try RuntimeLock.acquire(in: directory, timeout: .milliseconds(200))
         }
         let waited = seconds(start.duration(to: clock.now))
         #expect(error?.code == .unavailable)
@@ -515,20 +515,20 @@ struct RuntimeLockTests {
                 "\(error?.message ?? "")")
         #expect(waited >= 0.19 && waited < 1.5, "waited \(waited) s")
         // Zero tries once.
-        #expect(throws: DuckPromptError.self) { try RuntimeLock.acquire(in: store, timeout: .zero) }
+        #expect(throws: DuckPromptError.self) { try RuntimeLock.acquire(in: directory, timeout: .zero) }
     }
 
     @Test("acquire stops with CancellationError when cancelled")
     func cancelled() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        let holder = try #require(try RuntimeLock.tryAcquire(in: store))
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        let holder = try #require(try RuntimeLock.tryAcquire(in: directory))
         defer { holder.release() }
         let clock = ContinuousClock()
         let start = clock.now
         var polls = 0
         #expect(throws: CancellationError.self) {
-            try RuntimeLock.acquire(in: store, timeout: nil) {
+            try RuntimeLock.acquire(in: directory, timeout: nil) {
                 polls += 1
                 return start.duration(to: clock.now) > .milliseconds(100)
             }
@@ -541,25 +541,25 @@ struct RuntimeLockTests {
     @Test("the async acquire stops when its task is cancelled, and succeeds once free")
     func asyncAcquire() async throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
-        let holder = try #require(try RuntimeLock.tryAcquire(in: store))
-        let task = Task { try await RuntimeLock.acquire(in: store, timeout: nil) }
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
+        let holder = try #require(try RuntimeLock.tryAcquire(in: directory))
+        let task = Task { try await RuntimeLock.acquire(in: directory, timeout: nil) }
         try await Task.sleep(for: .milliseconds(50))
         task.cancel()
         await #expect(throws: CancellationError.self) { _ = try await task.value }
         holder.release()
-        let lock = try await RuntimeLock.acquire(in: store, timeout: .seconds(1))
+        let lock = try await RuntimeLock.acquire(in: directory, timeout: .seconds(1))
         #expect(lock.isHeld)
     }
 
     @Test("a symbolic link at the lock's name is refused")
     func symlinkLock() throws {
         let rt = try TempRuntime()
-        let store = try JournalStore(runtimeDir: rt.path)
+        let directory = try RuntimeDirectory(runtimeDir: rt.path)
         let target = rt.path + "/target"
         try FileManager.default.createSymbolicLink(atPath: rt.journalDir + "/lock", withDestinationPath: target)
         #expect(throws: DuckPromptError(.internal, "refusing the lock file \(rt.journalDir)/lock: it is a symbolic link")) {
-            try RuntimeLock.tryAcquire(in: store)
+            try RuntimeLock.tryAcquire(in: directory)
         }
         #expect(!FileManager.default.fileExists(atPath: target))
     }

@@ -83,8 +83,8 @@ struct PromptQueueTests {
     @Test("first ticket plays at once; the next waits; a dead ticket's file is removed")
     func turns() throws {
         let dir = try Dir()
-        let store = try JournalStore(runtimeDir: dir.path)
-        let queue = PromptQueue(store: store)
+        let directory = try RuntimeDirectory(runtimeDir: dir.path)
+        let queue = PromptQueue(directory: directory)
         let first = try queue.enter(priority: .message, name: "a.wav")
         let lock = try first.waitTurn(deadline: ContinuousClock.now + .seconds(1))
         #expect(lock.isHeld)
@@ -104,12 +104,12 @@ struct PromptQueueTests {
     @Test("a ticket whose owner is gone (its file unlocked) is removed, and does not block the queue")
     func deadOwner() throws {
         let dir = try Dir()
-        let store = try JournalStore(runtimeDir: dir.path)
+        let directory = try RuntimeDirectory(runtimeDir: dir.path)
         // What a killed prompt leaves: a ticket file that no one holds a lock on.
         let stale = #"{"seq":41,"pid":999999,"priority":"important","playing":true,"name":"x"}"#
         _ = FileManager.default.createFile(atPath: dir.path + "/duckprompt/ticket-41.json", contents: Data(stale.utf8))
         _ = FileManager.default.createFile(atPath: dir.path + "/duckprompt/ticket-40.stop", contents: Data("x\n".utf8))
-        let queue = PromptQueue(store: store)
+        let queue = PromptQueue(directory: directory)
         let ticket = try queue.enter(priority: .notification)
         let lock = try ticket.waitTurn(deadline: ContinuousClock.now + .seconds(1))
         #expect(lock.isHeld)
@@ -119,8 +119,8 @@ struct PromptQueueTests {
     @Test("message interrupts a playing text; a newer text replaces the waiting one; notification dropped")
     func stopRequests() throws {
         let dir = try Dir()
-        let store = try JournalStore(runtimeDir: dir.path)
-        let queue = PromptQueue(store: store)
+        let directory = try RuntimeDirectory(runtimeDir: dir.path)
+        let queue = PromptQueue(directory: directory)
         let text = try queue.enter(priority: .text)
         let lock = try text.waitTurn(deadline: nil)
         let waitingText = try queue.enter(priority: .text)
@@ -148,8 +148,8 @@ struct PromptQueueTests {
     @Test("an interrupting prompt rings the playing prompt's bell; leaving, and a dead owner, remove bells")
     func doorbell() throws {
         let dir = try Dir()
-        let store = try JournalStore(runtimeDir: dir.path)
-        let queue = PromptQueue(store: store)
+        let directory = try RuntimeDirectory(runtimeDir: dir.path)
+        let queue = PromptQueue(directory: directory)
         let text = try queue.enter(priority: .text)
         let lock = try text.waitTurn(deadline: nil)
         let bell = try #require(text.doorbell)
@@ -168,7 +168,7 @@ struct PromptQueueTests {
         #expect(!dir.files().contains("ticket-\(text.seq).bell"), "\(dir.files())")
         // What a killed prompt leaves: a bell without a ticket; and ringing a bell that is gone.
         #expect(mkfifo(dir.path + "/duckprompt/ticket-77.bell", 0o600) == 0)
-        Doorbell.ring(directoryFD: store.directoryFD, name: PromptQueue.bellName(78))
+        Doorbell.ring(in: directory, name: PromptQueue.bellName(78))
         _ = try queue.withQueueLock { _ in try queue.liveTickets() }
         #expect(!dir.files().contains("ticket-77.bell"), "\(dir.files())")
         waiting.leave()

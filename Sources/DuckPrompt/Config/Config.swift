@@ -355,7 +355,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
 /// fnmatch-style patterns for sink names: `*` matches any run of characters (also none), `?`
 /// one character, `\` makes the next character literal; everything else matches itself,
 /// case-sensitively. No character classes, and `/` is an ordinary character.
-public enum Glob {
+package enum Glob {
     /// Whether `text` matches `pattern` as a whole.
     public static func matches(_ pattern: String, _ text: String) -> Bool {
         let p = Array(pattern), t = Array(text)

@@ -103,7 +103,7 @@ public struct Classification: Sendable, Equatable, Codable {
 ///
 /// `classify(_ snapshot:ranking:)` adds what one sink cannot show: where a virtual sink's audio
 /// goes (`Classification.forwardsTo`).
-public enum Classifier {
+package enum Classifier {
     /// Classifies one sink. Pure and deterministic; safe from any thread.
     /// - Parameter sink: a sink from the server (`pa_sink_info`) or a dump.
     /// - Returns: the kind, whether it is external now, and the evidence; `forwardsTo` is nil

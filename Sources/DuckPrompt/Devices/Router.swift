@@ -84,7 +84,7 @@ public struct RouteDecision: Sendable, Equatable {
 /// A virtual sink that forwards to a device but is not the default is never chosen over that
 /// device: only the default sink is taken as the user's choice of filter. Ties go to the lowest
 /// index, then the name. `reason` is one sentence.
-public enum Router {
+package enum Router {
     /// Routes a prompt.
     /// - Parameters:
     ///   - snapshot: the server's sinks, sink-inputs and default sink.

@@ -11,7 +11,7 @@ public enum DuckMode: String, Sendable, Equatable, CaseIterable {
 /// What the server's restore policy files a stream's volume under: PulseAudio's
 /// module-stream-restore and WirePlumber's restore-stream key on the media role, else the
 /// application. A stream that ends while ducked leaves its ducked volume saved under these.
-public struct RestoreKey: Sendable, Hashable, Codable {
+package struct RestoreKey: Sendable, Hashable, Codable {
     /// `media.role`.
     public var mediaRole: String?
     /// `application.name`.
@@ -50,11 +50,29 @@ public struct RestoreKey: Sendable, Hashable, Codable {
 }
 
 /// Something the libpulse side must do for the duck.
-public enum DuckAction: Sendable, Equatable {
+package enum DuckAction: Sendable, Equatable {
     /// `pa_context_set_sink_input_volume(index, volume)`.
     case setVolume(index: UInt32, volume: ChannelVolumes)
     /// Make the server's saved volume for `key` be `volume` again (the stream is gone).
     case repairSaved(key: RestoreKey, volume: ChannelVolumes)
+}
+
+extension [DuckAction] {
+    /// The `setVolume` actions, in order: (sink-input index, volume).
+    var volumeWrites: [(index: UInt32, volume: ChannelVolumes)] {
+        compactMap { action in
+            guard case .setVolume(let index, let volume) = action else { return nil }
+            return (index, volume)
+        }
+    }
+
+    /// The `repairSaved` actions, in order: (restore key, volume).
+    var savedRepairs: [(key: RestoreKey, volume: ChannelVolumes)] {
+        compactMap { action in
+            guard case .repairSaved(let key, let volume) = action else { return nil }
+            return (key, volume)
+        }
+    }
 }
 
 /// The bookkeeping of one duck, as a hidden gain on top of each stream's own volume:
@@ -66,7 +84,7 @@ public enum DuckAction: Sendable, Equatable {
 /// volume is original × gain (`VolumeMath.scale`, libpulse dB math). A volume change that is not
 /// one of our writes is the user's: their value divided by the gain becomes the stream's own
 /// volume, so it is kept after the prompt. At gain 0 dB the originals are written bit for bit.
-public struct DuckPlan: Sendable, Equatable {
+package struct DuckPlan: Sendable, Equatable {
     /// A ducked stream.
     public struct Entry: Sendable, Equatable {
         /// Sink-input index (`pa_sink_input_info.index`).

@@ -48,10 +48,7 @@ final class DuckSession: @unchecked Sendable {
     /// on PipeWire were lost; with it, none of 100. Up to `readEach` writes, one info request
     /// each; more (a busy desktop), one list of every sink-input before them. Lock held.
     private func sendLocked(_ actions: [DuckAction]) {
-        let writes = actions.compactMap { action -> (index: UInt32, volume: ChannelVolumes)? in
-            guard case .setVolume(let index, let volume) = action else { return nil }
-            return (index, volume)
-        }
+        let writes = actions.volumeWrites
         if writes.count > Self.readEach { connection.requestSinkInputLocked(nil, into: inbox) }
         for (index, volume) in writes {
             trace("setVolume \(index) \(volume.values.map(String.init).joined(separator: ","))")
@@ -196,10 +193,7 @@ final class DuckSession: @unchecked Sendable {
             let release = plan.release()
             trace("release: \(release)")
             sendLocked(release)
-            let repairs = release.compactMap { action -> (key: RestoreKey, volume: ChannelVolumes)? in
-                guard case .repairSaved(let key, let volume) = action else { return nil }
-                return (key, volume)
-            }
+            let repairs = release.savedRepairs
             connection.waitLocked(for: pending)
             if subscribed { awaitEchoesLocked() }
             return (connection.isAliveLocked && pending.outstanding == 0, repairs)

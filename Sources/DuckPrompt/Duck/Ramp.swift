@@ -2,7 +2,7 @@
 ///
 /// Pure value type. The gains are relative to each stream's own volume: 0 dB is the stream as
 /// it was found, the duck depth (e.g. -20 dB) is fully ducked.
-public struct Ramp: Sendable, Equatable {
+package struct Ramp: Sendable, Equatable {
     /// One step: at `offsetMs` after the ramp starts, apply `gain`. The first step comes one
     /// interval after the start; the last one, at the full duration, lands exactly on `to`.
     public struct Step: Sendable, Equatable {
@@ -42,7 +42,10 @@ public struct Ramp: Sendable, Equatable {
     public init(from: Double, to: Double, durationMs: Int, streams: Int = 1) {
         let span = to - from
         // A span that is zero, or not finite (a mute: -inf dB), is one step: there is no
-        // smooth way to reach -inf in dB steps, and callers limit depths (-200 dB in the CLI).
+        // smooth way to reach -inf in dB steps. Depths are within PlayOptions.duckRange
+        // (-200 dB; `PlayOptions.validate()` refuses more before anything is ducked, and a
+        // journal is validated against it), so a span over 1000 dB is never asked for: were
+        // it, one step rather than a million.
         if span == 0 || !span.isFinite || abs(span) > 1000 {
             steps = [Step(offsetMs: 0, gain: to)]
             return
@@ -78,7 +81,7 @@ public struct Ramp: Sendable, Equatable {
 /// wake-ups stretch the ramp by the difference. (A ramp that waited a whole interval after
 /// every late step grew by about 1 ms a step: 40 ms over a 500 ms release.) The spacing holds
 /// for the sends; a server that stalls may apply queued steps closer together.
-public struct RampSchedule: Sendable {
+package struct RampSchedule: Sendable {
     public let ramp: Ramp
     /// Index in `ramp.steps` of the next step to send.
     public private(set) var next = 0

@@ -61,19 +61,11 @@ enum Recovery {
                                 options: ServerOptions) throws -> (streams: Int, repairs: Int) {
         let connection = try PulseConnection(options, server: .some(server))
         let (snapshot, _) = try connection.snapshot()
-        var streams = 0
-        var repairs: [(key: RestoreKey, volume: ChannelVolumes)] = []
+        let actions = journal.restoreActions(live: snapshot.sinkInputs)
+        let writes = actions.volumeWrites, repairs = actions.savedRepairs
         let pending = PendingOperations(mainloop: connection.mainloop)
         try connection.withLock {
-            for action in journal.restoreActions(live: snapshot.sinkInputs) {
-                switch action {
-                case .setVolume(let index, let volume):
-                    connection.setSinkInputVolumeLocked(index, volume, pending: pending)
-                    streams += 1
-                case .repairSaved(let key, let volume):
-                    repairs.append((key, volume))
-                }
-            }
+            for (index, volume) in writes { connection.setSinkInputVolumeLocked(index, volume, pending: pending) }
             connection.waitLocked(for: pending)
             guard connection.isAliveLocked else { throw connection.lostErrorLocked("restoring volumes") }
             // A refused write: the stream ended in between, and the server saved its ducked
@@ -86,7 +78,7 @@ enum Recovery {
             throw DuckPromptError(.unavailable,
                 "the saved volumes could not be repaired at \(connection.serverDescription)")
         }
-        return (streams, repairs.count)
+        return (writes.count, repairs.count)
     }
 }
 

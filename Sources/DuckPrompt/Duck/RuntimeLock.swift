@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 
 /// One duck at a time per user: an exclusive `flock(2)` on `lock` in the journal directory
-/// (`JournalStore.directory`). Concurrent duckprompt processes serialize on it, so a stream is
+/// (`RuntimeDirectory`). Concurrent duckprompt processes serialize on it, so a stream is
 /// never ducked by two prompts at once and restored to a ducked level.
 ///
 /// The kernel drops the lock when its holder dies, `kill -9` included: a dead prompt never
@@ -13,7 +13,7 @@ import Glibc
 /// Threading: `release()` may be called from any thread, once or more; `deinit` releases.
 /// The lock belongs to the open file, not the thread: two `RuntimeLock`s of one process exclude
 /// each other too.
-public final class RuntimeLock: @unchecked Sendable {
+package final class RuntimeLock: @unchecked Sendable {
     /// The lock file, e.g. `/run/user/1000/duckprompt/lock`.
     public let path: String
     private let mutex = Lock()
@@ -35,7 +35,7 @@ public final class RuntimeLock: @unchecked Sendable {
     /// `async` variant for tasks).
     ///
     /// - Parameters:
-    ///   - store: the journal directory that holds the lock file.
+    ///   - directory: the runtime directory that holds the lock file.
     ///   - timeout: the longest wait; nil waits for as long as it takes; zero tries once.
     ///   - cancelled: polled before every attempt; true stops the wait.
     /// - Returns: the held lock; `release()` it (or drop it) when the duck is undone.
@@ -44,9 +44,9 @@ public final class RuntimeLock: @unchecked Sendable {
     ///   `DuckPromptError(.internal)` naming the file when it cannot be opened or locked.
     /// `openat(2)` with `O_CREAT|O_NOFOLLOW|O_RDWR|O_CLOEXEC` (0600), `flock(2)`
     /// `LOCK_EX|LOCK_NB`.
-    public static func acquire(in store: JournalStore, timeout: Duration?,
+    public static func acquire(in directory: RuntimeDirectory, timeout: Duration?,
                                cancelled: () -> Bool = { false }) throws -> RuntimeLock {
-        let lock = try open(in: store)
+        let lock = try open(in: directory)
         let clock = ContinuousClock()
         let start = clock.now
         while true {
@@ -64,8 +64,8 @@ public final class RuntimeLock: @unchecked Sendable {
     /// `acquire(in:timeout:cancelled:)`, but sleeps with `Task.sleep` and stops when the task
     /// is cancelled.
     /// - Throws: as the blocking variant; `CancellationError` when the task is cancelled.
-    public static func acquire(in store: JournalStore, timeout: Duration?) async throws -> RuntimeLock {
-        let lock = try open(in: store)
+    public static func acquire(in directory: RuntimeDirectory, timeout: Duration?) async throws -> RuntimeLock {
+        let lock = try open(in: directory)
         let clock = ContinuousClock()
         let start = clock.now
         while true {
@@ -83,8 +83,8 @@ public final class RuntimeLock: @unchecked Sendable {
     /// - Returns: the held lock, or nil when another holder has it.
     /// - Throws: `DuckPromptError(.internal)` naming the file when it cannot be opened or
     ///   locked. `flock(2)` `LOCK_EX|LOCK_NB`.
-    public static func tryAcquire(in store: JournalStore) throws -> RuntimeLock? {
-        let lock = try open(in: store)
+    public static func tryAcquire(in directory: RuntimeDirectory) throws -> RuntimeLock? {
+        let lock = try open(in: directory)
         return try lock.tryLock() ? lock : nil
     }
 
@@ -110,15 +110,14 @@ public final class RuntimeLock: @unchecked Sendable {
     // MARK: - Internals
 
     /// Opens (creating) the lock file; the returned object does not hold the lock yet.
-    private static func open(in store: JournalStore) throws -> RuntimeLock {
-        let path = store.directory + "/" + fileName
-        let fd = openat(store.directoryFD, fileName, O_CREAT | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let err = errno
-            if err == ELOOP {
-                throw DuckPromptError(.internal, "refusing the lock file \(path): it is a symbolic link")
-            }
-            throw JournalStore.failure("cannot open the lock file \(path)", err)
+    private static func open(in directory: RuntimeDirectory) throws -> RuntimeLock {
+        let path = directory.path(of: fileName)
+        let fd: Int32
+        switch directory.open(fileName, O_CREAT | O_RDWR, mode: 0o600) {
+        case .success(let opened): fd = opened
+        case .failure(.tooManySymbolicLinkLevels):
+            throw DuckPromptError(.internal, "refusing the lock file \(path): it is a symbolic link")
+        case .failure(let err): throw err.failure("cannot open the lock file \(path)")
         }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
@@ -133,12 +132,10 @@ public final class RuntimeLock: @unchecked Sendable {
         mutex.lock()
         defer { mutex.unlock() }
         precondition(fd >= 0, "RuntimeLock used after release")
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            switch errno {
-            case EINTR: continue
-            case EWOULDBLOCK: return false
-            case let err: throw JournalStore.failure("cannot lock \(path)", err)
-            }
+        switch retryOnInterrupt({ flock(fd, LOCK_EX | LOCK_NB) }) {
+        case .success: break
+        case .failure(.wouldBlock): return false
+        case .failure(let err): throw err.failure("cannot lock \(path)")
         }
         let text = Array("\(getpid())\n".utf8)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
@@ -154,7 +151,7 @@ public final class RuntimeLock: @unchecked Sendable {
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0, let text = String(bytes: buffer[0..<n], encoding: .utf8),
               let pid = Int32(text.trimmingWhitespace()), pid > 0,
-              JournalStore.processExists(pid) else { return nil }
+              ProcessLiveness.exists(pid) else { return nil }
         return pid
     }
 

@@ -31,7 +31,7 @@ public enum SinkDumpFormat: String, Sendable, Equatable, CaseIterable {
 /// PulseAudio's `src/utils/pactl.c` (text and JSON), `pa_sink_list_to_string` in
 /// `src/pulsecore/cli-text.c` (pacmd), PipeWire's `src/tools/pw-dump.c` and WirePlumber's
 /// `wpctl inspect`.
-public enum SinkDumpReader {
+package enum SinkDumpReader {
     /// The message every "not a sink dump" error carries; the caller puts the file name in front.
     static let notADumpMessage = "is not a sink dump: " + formatsRead
     /// The formats read, for messages.

@@ -407,7 +407,7 @@ private final class MemoryFile: @unchecked Sendable {
 
 /// Several sources of the same rate and channel count played as one, back to back without a
 /// gap (`duckprompt play chime.wav turn-left.wav`).
-public final class PromptSequence: PromptSource, @unchecked Sendable {
+package final class PromptSequence: PromptSource, @unchecked Sendable {
     public let parts: [any PromptSource]
     private var current = 0
     public var name: String { parts.map(\.name).joined(separator: " + ") }
@@ -448,7 +448,7 @@ public final class PromptSequence: PromptSource, @unchecked Sendable {
 
 /// A source preceded by silence: the pre-roll that lets a sleeping device (Bluetooth, HDMI)
 /// wake up before the prompt's first sample.
-public final class SilencePrefixed: PromptSource, @unchecked Sendable {
+package final class SilencePrefixed: PromptSource, @unchecked Sendable {
     public let inner: any PromptSource
     /// Silence before the first sample, in frames at the inner source's rate.
     public let silenceFrames: Int

@@ -209,9 +209,9 @@ final class PromptRun {
     private func waitTurn() throws {
         let store = try JournalStore()
         self.store = store
-        let ticket = try PromptQueue(store: store).enter(priority: options.priority,
-                                                         onBusyDrop: options.onBusy == .drop,
-                                                         name: sources.first?.name ?? "")
+        let queue = PromptQueue(directory: store.runtimeDirectory)
+        let ticket = try queue.enter(priority: options.priority, onBusyDrop: options.onBusy == .drop,
+                                     name: sources.first?.name ?? "")
         self.ticket = ticket
         lock = try ticket.waitTurn(deadline: options.expireMs.map { called + .milliseconds($0) },
                                    expireMs: options.expireMs, cancelled: { [control] in control.isCancelled })
@@ -300,7 +300,7 @@ final class PromptRun {
 /// Whether a prompt other than `ticket`'s is in the queue (waiting its turn): then the duck is
 /// handed over to it rather than released.
 private func anotherPromptWaits(store: JournalStore, ticket: Ticket) -> Bool {
-    let queue = PromptQueue(store: store)
+    let queue = PromptQueue(directory: store.runtimeDirectory)
     let live = (try? queue.withQueueLock { _ in try queue.liveTickets() }) ?? []
     return live.contains { $0.seq != ticket.seq }
 }
@@ -324,13 +324,13 @@ private func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticke
     guard (try? session.handOver()) == true else { return .kept }
     ticket.leave()
     lock.release()
-    let queue = PromptQueue(store: store)
+    let queue = PromptQueue(directory: store.runtimeDirectory)
     let giveUp = ContinuousClock.now + .seconds(10)
     while store.hasHandover && ContinuousClock.now < giveUp {
         sleepThread(for: PromptQueue.pollInterval)
         // No one left to adopt it (the interrupting prompt died or was dropped)?
         let nobody = (try? queue.withQueueLock { _ in try queue.liveTickets().isEmpty }) ?? false
-        if nobody, let again = try? RuntimeLock.tryAcquire(in: store) {
+        if nobody, let again = try? RuntimeLock.tryAcquire(in: store.runtimeDirectory) {
             if session.reclaim() { return .reclaimed(again) }
             again.release()
         }

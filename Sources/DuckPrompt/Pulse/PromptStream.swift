@@ -223,10 +223,7 @@ final class PromptStream: @unchecked Sendable {
                 // Each step acknowledged before the next, on a 5 ms grid: a busy server must
                 // not apply the whole fade at once.
                 let volume = VolumeMath.scale(input.volume, by: -60 * Double(step) / Double(steps))
-                connection.withLock {
-                    connection.setSinkInputVolumeLocked(index, volume, pending: pending)
-                    connection.waitLocked(for: pending)
-                }
+                setVolumeAndWait(index, volume, pending: pending)
                 let due = start + .milliseconds(5 * step)
                 let now = ContinuousClock.now
                 sleepThread(for: due - now)
@@ -237,8 +234,7 @@ final class PromptStream: @unchecked Sendable {
                 stopLocked()
                 // Its own volume back: the server saves it for media.role=navigation, and the
                 // next prompt must not start 60 dB down.
-                connection.setSinkInputVolumeLocked(index, own ?? input.volume, pending: pending)
-                connection.waitLocked(for: pending)
+                setVolumeAndWaitLocked(index, own ?? input.volume, pending: pending)
             }
             return
         }
@@ -262,11 +258,19 @@ final class PromptStream: @unchecked Sendable {
     func setOwnVolume(_ volume: ChannelVolumes) {
         let index = connection.withLock { pa_stream_get_index(stream) }
         guard index != dp_pa_invalid_index() else { return }
-        let pending = PendingOperations(mainloop: connection.mainloop)
-        connection.withLock {
-            connection.setSinkInputVolumeLocked(index, volume, pending: pending)
-            connection.waitLocked(for: pending)
-        }
+        setVolumeAndWait(index, volume, pending: PendingOperations(mainloop: connection.mainloop))
+    }
+
+    /// Sets sink-input `index`'s volume and waits for the server's answer. Call without the lock.
+    /// libpulse: `pa_context_set_sink_input_volume`.
+    private func setVolumeAndWait(_ index: UInt32, _ volume: ChannelVolumes, pending: PendingOperations) {
+        connection.withLock { setVolumeAndWaitLocked(index, volume, pending: pending) }
+    }
+
+    /// `setVolumeAndWait` with the lock held.
+    private func setVolumeAndWaitLocked(_ index: UInt32, _ volume: ChannelVolumes, pending: PendingOperations) {
+        connection.setSinkInputVolumeLocked(index, volume, pending: pending)
+        connection.waitLocked(for: pending)
     }
 
     /// Frames handed to the server so far.

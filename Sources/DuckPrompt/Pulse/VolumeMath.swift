@@ -2,7 +2,7 @@ import CPulseAudio
 
 /// Volume arithmetic, all of it through libpulse: UI percentages are cubic, and only
 /// libpulse's own functions agree with what pactl and pavucontrol show. Pure (no server).
-public enum VolumeMath {
+package enum VolumeMath {
     /// `pa_volume_t` for 0 dB (`PA_VOLUME_NORM`, 65536).
     public static let norm: UInt32 = dp_pa_volume_norm()
 

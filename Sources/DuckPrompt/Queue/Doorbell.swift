@@ -17,15 +17,14 @@ import Glibc
 final class Doorbell: @unchecked Sendable {
     private let fd: Int32
 
-    /// Creates the FIFO `name` in the directory (mode 0600, replacing a stale one) and opens it.
+    /// Creates the FIFO `name` in `directory` (mode 0600, replacing a stale one) and opens it.
     /// Nil when the file system refuses FIFOs: the owner then polls for stop files.
     /// `mkfifoat(3)`, `openat(2)` with `O_RDWR | O_NONBLOCK | O_NOFOLLOW`.
-    init?(directoryFD: Int32, name: String) {
-        unlinkat(directoryFD, name, 0)
-        guard mkfifoat(directoryFD, name, 0o600) == 0 else { return nil }
-        let fd = openat(directoryFD, name, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            unlinkat(directoryFD, name, 0)
+    init?(in directory: RuntimeDirectory, name: String) {
+        directory.unlink(name)
+        guard case .success = directory.makeFIFO(name, mode: 0o600) else { return nil }
+        guard case .success(let fd) = directory.open(name, O_RDWR | O_NONBLOCK) else {
+            directory.unlink(name)
             return nil
         }
         self.fd = fd
@@ -54,9 +53,8 @@ final class Doorbell: @unchecked Sendable {
     /// Rings another prompt's bell: one byte, without blocking. Best effort: a bell that is
     /// gone or full needs nothing more (its owner looks at the stop file within a second).
     /// `openat(2)` with `O_WRONLY | O_NONBLOCK | O_NOFOLLOW`; it must be a FIFO.
-    static func ring(directoryFD: Int32, name: String) {
-        let fd = openat(directoryFD, name, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return }
+    static func ring(in directory: RuntimeDirectory, name: String) {
+        guard case .success(let fd) = directory.open(name, O_WRONLY | O_NONBLOCK) else { return }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFIFO else { return }

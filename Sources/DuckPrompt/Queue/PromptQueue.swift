@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 
 /// The prompt queue shared by every duckprompt of a user, across processes and inside one:
-/// one ticket file per prompt in the journal directory (`$XDG_RUNTIME_DIR/duckprompt/`), the
+/// one ticket file per prompt in the `RuntimeDirectory` (`$XDG_RUNTIME_DIR/duckprompt/`), the
 /// rules of `QueuePolicy`, and the `RuntimeLock` for the prompt that plays.
 ///
 /// Files:
@@ -18,15 +18,15 @@ import Glibc
 ///
 /// Threading: a `PromptQueue` is immutable; a `Ticket` is used by one thread at a time, except
 /// `stopReason`, which any thread may call.
-public final class PromptQueue: Sendable {
-    let store: JournalStore
+package final class PromptQueue: Sendable {
+    let directory: RuntimeDirectory
 
     /// How often a waiting prompt looks at the queue, and a playing one for a stop request.
     public static let pollInterval: Duration = .milliseconds(5)
 
-    /// - Parameter store: the journal directory (it holds the queue too).
-    public init(store: JournalStore) {
-        self.store = store
+    /// - Parameter directory: the runtime directory (it holds the journals and the lock too).
+    public init(directory: RuntimeDirectory) {
+        self.directory = directory
     }
 
     /// Enters the queue (`QueuePolicy.arrive`): tells the prompts it interrupts or replaces to
@@ -82,12 +82,10 @@ public final class PromptQueue: Sendable {
     /// Runs `body` holding `queue.lock` (blocking `flock`: it is held only for a few file
     /// operations).
     func withQueueLock<T>(_ body: (Int32) throws -> T) throws -> T {
-        let fd = openat(store.directoryFD, Self.lockName, O_CREAT | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw JournalStore.failure("cannot open \(store.directory)/\(Self.lockName)", errno) }
+        let fd = try directory.open(Self.lockName, O_CREAT | O_RDWR, mode: 0o600)
+            .orThrow("cannot open \(directory.path(of: Self.lockName))")
         defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw JournalStore.failure("cannot lock \(store.directory)/\(Self.lockName)", errno) }
-        }
+        try retryOnInterrupt { flock(fd, LOCK_EX) }.orThrow("cannot lock \(directory.path(of: Self.lockName))")
         defer { flock(fd, LOCK_UN) }
         return try body(fd)
     }
@@ -101,7 +99,7 @@ public final class PromptQueue: Sendable {
         let seq = last + 1
         let text = Array("\(seq)\n".utf8)
         let written = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard written == text.count else { throw JournalStore.failure("cannot write \(store.directory)/\(Self.lockName)", errno) }
+        guard written == text.count else { throw Errno.current.failure("cannot write \(directory.path(of: Self.lockName))") }
         _ = ftruncate(fd, off_t(text.count))  // after the write: see `Ticket.write(playing:)`
         return seq
     }
@@ -110,21 +108,20 @@ public final class PromptQueue: Sendable {
     /// and bells left without a ticket (queue lock held).
     func liveTickets() throws -> [TicketRecord] {
         var live: [TicketRecord] = []
-        let names = try store.listNames()
+        let names = try directory.names()
         for name in names {
-            guard let seq = Self.seq(inTicketName: name) else { continue }
-            let fd = openat(store.directoryFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-            guard fd >= 0 else { continue }
+            guard let seq = Self.seq(inTicketName: name),
+                  case .success(let fd) = directory.open(name, O_RDONLY | O_NONBLOCK) else { continue }
             defer { close(fd) }
             // The owner holds LOCK_SH for as long as it is queued: an exclusive lock that
             // succeeds means the owner is gone.
             if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-                unlinkat(store.directoryFD, name, 0)
-                unlinkat(store.directoryFD, Self.stopName(seq), 0)
-                unlinkat(store.directoryFD, Self.bellName(seq), 0)
+                directory.unlink(name)
+                directory.unlink(Self.stopName(seq))
+                directory.unlink(Self.bellName(seq))
                 continue
             }
-            guard case .data(let data) = store.readFile(named: name),
+            guard case .success(let data) = directory.read(name, limit: BoundedFile.journalLimit),
                   let record = try? JSONDecoder().decode(TicketRecord.self, from: data), record.seq == seq else {
                 // Being written by its owner (it holds the lock): not counted this time.
                 continue
@@ -133,7 +130,7 @@ public final class PromptQueue: Sendable {
         }
         for name in names where name.hasPrefix("ticket-") && (name.hasSuffix(".stop") || name.hasSuffix(".bell")) {
             let ticket = String(name.dropLast(".stop".count)) + ".json"
-            if !names.contains(ticket) { unlinkat(store.directoryFD, name, 0) }
+            if !names.contains(ticket) { directory.unlink(name) }
         }
         return live.sorted { $0.seq < $1.seq }
     }
@@ -144,21 +141,20 @@ public final class PromptQueue: Sendable {
     /// told plays on.
     private func requestStop(seq: UInt64, reason: String) {
         let temp = ".\(Self.stopName(seq)).\(getpid()).tmp"
-        let fd = openat(store.directoryFD, temp, O_CREAT | O_NOFOLLOW | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
+        guard case .success(let fd) = directory.open(temp, O_CREAT | O_WRONLY | O_TRUNC, mode: 0o600) else { return }
         let text = Array((reason + "\n").utf8)
         let written = text.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         close(fd)
-        if written != text.count || renameat(store.directoryFD, temp, store.directoryFD, Self.stopName(seq)) != 0 {
-            unlinkat(store.directoryFD, temp, 0)
+        guard written == text.count, case .success = directory.rename(temp, to: Self.stopName(seq)) else {
+            directory.unlink(temp)
             return
         }
-        Doorbell.ring(directoryFD: store.directoryFD, name: Self.bellName(seq))
+        Doorbell.ring(in: directory, name: Self.bellName(seq))
     }
 }
 
 /// One prompt's place in the `PromptQueue`: waiting, then playing, then gone.
-public final class Ticket: @unchecked Sendable {
+package final class Ticket: @unchecked Sendable {
     /// Arrival number.
     public let seq: UInt64
     public let priority: PromptPriority
@@ -177,22 +173,22 @@ public final class Ticket: @unchecked Sendable {
         self.seq = seq
         self.priority = priority
         self.name = name
-        let store = queue.store
+        let directory = queue.directory
         let file = PromptQueue.ticketName(seq)
-        unlinkat(store.directoryFD, PromptQueue.stopName(seq), 0)
-        doorbell = Doorbell(directoryFD: store.directoryFD, name: PromptQueue.bellName(seq))
-        fd = openat(store.directoryFD, file, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let err = errno
-            unlinkat(store.directoryFD, PromptQueue.bellName(seq), 0)
-            throw JournalStore.failure("cannot create \(store.directory)/\(file)", err)
+        directory.unlink(PromptQueue.stopName(seq))
+        doorbell = Doorbell(in: directory, name: PromptQueue.bellName(seq))
+        switch directory.open(file, O_CREAT | O_EXCL | O_RDWR, mode: 0o600) {
+        case .success(let opened): fd = opened
+        case .failure(let err):
+            directory.unlink(PromptQueue.bellName(seq))
+            throw err.failure("cannot create \(directory.path(of: file))")
         }
         guard flock(fd, LOCK_SH | LOCK_NB) == 0 else {
-            let err = errno
+            let err = Errno.current
             close(fd)
-            unlinkat(store.directoryFD, file, 0)
-            unlinkat(store.directoryFD, PromptQueue.bellName(seq), 0)
-            throw JournalStore.failure("cannot lock \(store.directory)/\(file)", err)
+            directory.unlink(file)
+            directory.unlink(PromptQueue.bellName(seq))
+            throw err.failure("cannot lock \(directory.path(of: file))")
         }
         try write(playing: false)
     }
@@ -207,7 +203,7 @@ public final class Ticket: @unchecked Sendable {
         // truncated to 0 with data pending (auto_da_alloc), 0.1 ms each time.
         let n = data.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         guard n == data.count else {
-            throw JournalStore.failure("cannot write \(queue.store.directory)/\(PromptQueue.ticketName(seq))", errno)
+            throw Errno.current.failure("cannot write \(queue.directory.path(of: PromptQueue.ticketName(seq)))")
         }
         _ = ftruncate(fd, off_t(data.count))
     }
@@ -215,7 +211,9 @@ public final class Ticket: @unchecked Sendable {
     /// Why a newer prompt asked this one to stop ("interrupted by a message prompt (pid 12)",
     /// "replaced by a newer text prompt (pid 12)"), nil while none did. Any thread.
     public var stopReason: String? {
-        guard case .data(let data) = queue.store.readFile(named: PromptQueue.stopName(seq)) else { return nil }
+        guard case .success(let data) = queue.directory.read(PromptQueue.stopName(seq), limit: BoundedFile.journalLimit) else {
+            return nil
+        }
         let text = String(String(decoding: data, as: UTF8.self).trimmingWhitespace())
         return text.isEmpty ? "stopped by another prompt" : text
     }
@@ -241,7 +239,7 @@ public final class Ticket: @unchecked Sendable {
                 let lock = try queue.withQueueLock { _ -> RuntimeLock? in
                     let live = try queue.liveTickets()
                     guard QueuePolicy.next(in: live.map(\.prompt)) == seq,
-                          let lock = try RuntimeLock.tryAcquire(in: queue.store) else { return nil }
+                          let lock = try RuntimeLock.tryAcquire(in: queue.directory) else { return nil }
                     try write(playing: true)
                     return lock
                 }
@@ -266,10 +264,10 @@ public final class Ticket: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard fd >= 0 else { return }
-        let store = queue.store
-        unlinkat(store.directoryFD, PromptQueue.ticketName(seq), 0)
-        unlinkat(store.directoryFD, PromptQueue.stopName(seq), 0)
-        unlinkat(store.directoryFD, PromptQueue.bellName(seq), 0)
+        let directory = queue.directory
+        directory.unlink(PromptQueue.ticketName(seq))
+        directory.unlink(PromptQueue.stopName(seq))
+        directory.unlink(PromptQueue.bellName(seq))
         close(fd)
         fd = -1
     }

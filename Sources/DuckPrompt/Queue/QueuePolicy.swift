@@ -37,7 +37,7 @@ public enum PromptPriority: String, Sendable, Equatable, Hashable, CaseIterable,
 }
 
 /// A prompt in the queue, as `QueuePolicy` sees it.
-public struct QueuedPrompt: Sendable, Equatable {
+package struct QueuedPrompt: Sendable, Equatable {
     /// Arrival number: unique, increasing.
     public var seq: UInt64
     public var priority: PromptPriority
@@ -54,7 +54,7 @@ public struct QueuedPrompt: Sendable, Equatable {
 /// The queue's rules, pure: what a new prompt does to the prompts already there, and which
 /// waiting prompt plays next. `PromptQueue` applies them to the files in
 /// `$XDG_RUNTIME_DIR/duckprompt/queue`.
-public enum QueuePolicy {
+package enum QueuePolicy {
     /// What happens when a prompt arrives.
     public enum Arrival: Sendable, Equatable {
         /// It is not queued: exit 75 with this reason.

@@ -1,0 +1,51 @@
+import FoundationEssentials
+import Glibc
+
+/// Whether a process runs, from `/proc`: its start time and state (`/proc/PID/stat`) tell a
+/// journal's or a ticket's owner from a later process that reused its pid, and from a zombie.
+///
+/// Pure reads; safe from any thread. Without /proc every answer is "not there".
+enum ProcessLiveness {
+    /// A process's start time, clock ticks after boot: field 22 (`starttime`) of
+    /// `/proc/PID/stat`. Nil when the process does not exist (or /proc is not readable).
+    static func start(of pid: Int32) -> UInt64? {
+        statLine(of: pid).flatMap(parseStart)
+    }
+
+    /// Whether `pid` runs and started at `start` (clock ticks after boot), and is not a zombie
+    /// (a zombie has closed its files, so its locks are free). A pid that exists with another
+    /// start time was reused: the process asked about is dead. `/proc/PID/stat`.
+    static func isRunning(pid: Int32, start: UInt64) -> Bool {
+        guard let text = statLine(of: pid), let started = parseStart(stat: text) else { return false }
+        let state = parseState(stat: text)
+        return started == start && state != "Z" && state != "X"
+    }
+
+    /// Whether any process has `pid`, a zombie included. `stat(2)` of `/proc/PID`.
+    static func exists(_ pid: Int32) -> Bool {
+        var st = stat()
+        return stat("/proc/\(pid)", &st) == 0
+    }
+
+    /// The text of `/proc/PID/stat`, nil for a pid ≤ 0 or when it cannot be read.
+    private static func statLine(of pid: Int32) -> String? {
+        guard pid > 0 else { return nil }
+        return try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    }
+
+    /// Field 22 of a `/proc/PID/stat` line. The command name (field 2) is in parentheses and may
+    /// hold spaces and parentheses itself, so fields are counted after the last `)`.
+    static func parseStart(stat: String) -> UInt64? {
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
+        // fields[0] is field 3 (state), so field 22 is fields[19].
+        guard fields.count > 19 else { return nil }
+        return UInt64(fields[19].trimmingWhitespace())
+    }
+
+    /// The state letter of a `/proc/PID/stat` line (field 3: `R`, `S`, `Z` …).
+    static func parseState(stat: String) -> Character? {
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(after: close)...].first { $0 != " " }
+    }
+}
