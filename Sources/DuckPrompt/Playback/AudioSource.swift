@@ -2,53 +2,6 @@ import CSndFile
 import FoundationEssentials
 import Glibc
 
-/// What a prompt plays: float32 interleaved frames at one rate and channel count.
-/// `AudioSource` (libsndfile), `SpeechSource` (libespeak-ng) and `PromptSequence` conform.
-public protocol PromptSource: AnyObject, Sendable {
-    /// A name for messages and `media.name`: the file name, `standard input`, the text.
-    var name: String { get }
-    /// Sample rate in Hz.
-    var rate: Int { get }
-    /// Channel count; channel order WAVEEX (FL FR FC LFE BL BR …).
-    var channels: Int { get }
-    /// Length in seconds, as far as known (headers of compressed formats may be approximate).
-    var duration: Double { get }
-    /// Reads up to `frames` frames into `buffer`; returns how many; 0 at the end.
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int
-    /// The sample format the prompt's stream is sent in. Default: `.float32le`.
-    var streamFormat: StreamSampleFormat { get }
-}
-
-extension PromptSource {
-    public var streamFormat: StreamSampleFormat { .float32le }
-}
-
-/// The sample format of a prompt's stream (`pa_sample_spec.format`).
-///
-/// PipeWire 0.3.65 creates an s16 stream about 2.5 ms sooner than a float32 one (a libpulse
-/// client, creation to `PA_STREAM_READY`, 10 runs each: 6.1 against 8.5 ms), so sources whose
-/// samples are 16-bit integers are sent as such.
-public enum StreamSampleFormat: Sendable, Equatable {
-    /// `PA_SAMPLE_S16LE`, for 8- and 16-bit integer sources (PCM, µ-law, A-law, speech): their
-    /// float samples (the integer / 32768, as libsndfile normalises them) × 32768 are the
-    /// integers again, so nothing is lost.
-    case s16le
-    /// `PA_SAMPLE_FLOAT32LE`, for everything else (24- and 32-bit PCM, float, lossy codecs).
-    case float32le
-
-    /// The format for a libsndfile `SF_INFO.format`: `.s16le` for the subtypes `PCM_S8`,
-    /// `PCM_U8`, `PCM_16`, `ULAW`, `ALAW`; else `.float32le`.
-    static func forLibsndfile(format: Int32) -> StreamSampleFormat {
-        switch format & Int32(SF_FORMAT_SUBMASK) {
-        case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8), Int32(SF_FORMAT_PCM_16),
-             Int32(SF_FORMAT_ULAW), Int32(SF_FORMAT_ALAW):
-            return .s16le
-        default:
-            return .float32le
-        }
-    }
-}
-
 /// A decoded audio file or standard input: libsndfile reads it and hands out float32
 /// interleaved frames.
 ///
@@ -405,75 +358,16 @@ private final class MemoryFile: @unchecked Sendable {
     }
 }
 
-/// Several sources of the same rate and channel count played as one, back to back without a
-/// gap (`duckprompt play chime.wav turn-left.wav`).
-package final class PromptSequence: PromptSource, @unchecked Sendable {
-    public let parts: [any PromptSource]
-    private var current = 0
-    public var name: String { parts.map(\.name).joined(separator: " + ") }
-    public var rate: Int { parts[0].rate }
-    public var channels: Int { parts[0].channels }
-    public var duration: Double { parts.reduce(0) { $0 + $1.duration } }
-    /// `.s16le` when every part is, else `.float32le`.
-    public var streamFormat: StreamSampleFormat { parts.allSatisfy { $0.streamFormat == .s16le } ? .s16le : .float32le }
-
-    /// - Precondition: `parts` is not empty and all have the same rate and channel count.
-    public init(_ parts: [any PromptSource]) {
-        precondition(!parts.isEmpty && parts.allSatisfy { $0.rate == parts[0].rate && $0.channels == parts[0].channels })
-        self.parts = parts
-    }
-
-    public func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
-        var filled = 0
-        while filled < frames, current < parts.count {
-            let n = parts[current].read(into: buffer + filled * channels, frames: frames - filled)
-            if n == 0 { current += 1 } else { filled += n }
+extension StreamSampleFormat {
+    /// The format for a libsndfile `SF_INFO.format`: `.s16le` for the subtypes `PCM_S8`,
+    /// `PCM_U8`, `PCM_16`, `ULAW`, `ALAW`; else `.float32le`.
+    static func forLibsndfile(format: Int32) -> StreamSampleFormat {
+        switch format & Int32(SF_FORMAT_SUBMASK) {
+        case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8), Int32(SF_FORMAT_PCM_16),
+             Int32(SF_FORMAT_ULAW), Int32(SF_FORMAT_ALAW):
+            return .s16le
+        default:
+            return .float32le
         }
-        return filled
-    }
-
-    /// Groups consecutive sources of the same format: each group plays as one gapless stream.
-    public static func groups(_ sources: [any PromptSource]) -> [any PromptSource] {
-        var groups: [[any PromptSource]] = []
-        for source in sources {
-            if let last = groups.last?.last, last.rate == source.rate, last.channels == source.channels {
-                groups[groups.count - 1].append(source)
-            } else {
-                groups.append([source])
-            }
-        }
-        return groups.map { $0.count == 1 ? $0[0] : PromptSequence($0) }
-    }
-}
-
-/// A source preceded by silence: the pre-roll that lets a sleeping device (Bluetooth, HDMI)
-/// wake up before the prompt's first sample.
-package final class SilencePrefixed: PromptSource, @unchecked Sendable {
-    public let inner: any PromptSource
-    /// Silence before the first sample, in frames at the inner source's rate.
-    public let silenceFrames: Int
-    private var silenceLeft: Int
-    public var name: String { inner.name }
-    public var rate: Int { inner.rate }
-    public var channels: Int { inner.channels }
-    public var duration: Double { inner.duration + Double(silenceFrames) / Double(rate) }
-    public var streamFormat: StreamSampleFormat { inner.streamFormat }
-
-    /// - Parameters:
-    ///   - milliseconds: silence length in ms (>= 0).
-    public init(_ inner: any PromptSource, milliseconds: Int) {
-        self.inner = inner
-        silenceFrames = max(0, milliseconds) * inner.rate / 1000
-        silenceLeft = silenceFrames
-    }
-
-    public func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
-        if silenceLeft > 0 {
-            let n = min(frames, silenceLeft)
-            buffer.initialize(repeating: 0, count: n * channels)
-            silenceLeft -= n
-            return n
-        }
-        return inner.read(into: buffer, frames: frames)
     }
 }

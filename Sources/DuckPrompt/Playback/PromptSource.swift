@@ -1,0 +1,36 @@
+import FoundationEssentials
+
+/// What a prompt plays: float32 interleaved frames at one rate and channel count.
+/// `AudioSource` (libsndfile), `SpeechSource` (libespeak-ng) and `PromptSequence` conform.
+public protocol PromptSource: AnyObject, Sendable {
+    /// A name for messages and `media.name`: the file name, `standard input`, the text.
+    var name: String { get }
+    /// Sample rate in Hz.
+    var rate: Int { get }
+    /// Channel count; channel order WAVEEX (FL FR FC LFE BL BR …).
+    var channels: Int { get }
+    /// Length in seconds, as far as known (headers of compressed formats may be approximate).
+    var duration: Double { get }
+    /// Reads up to `frames` frames into `buffer`; returns how many; 0 at the end.
+    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int
+    /// The sample format the prompt's stream is sent in. Default: `.float32le`.
+    var streamFormat: StreamSampleFormat { get }
+}
+
+extension PromptSource {
+    public var streamFormat: StreamSampleFormat { .float32le }
+}
+
+/// The sample format of a prompt's stream (`pa_sample_spec.format`).
+///
+/// PipeWire 0.3.65 creates an s16 stream about 2.5 ms sooner than a float32 one (a libpulse
+/// client, creation to `PA_STREAM_READY`, 10 runs each: 6.1 against 8.5 ms), so sources whose
+/// samples are 16-bit integers are sent as such.
+public enum StreamSampleFormat: Sendable, Equatable {
+    /// `PA_SAMPLE_S16LE`, for 8- and 16-bit integer sources (PCM, µ-law, A-law, speech): their
+    /// float samples (the integer / 32768, as libsndfile normalises them) × 32768 are the
+    /// integers again, so nothing is lost.
+    case s16le
+    /// `PA_SAMPLE_FLOAT32LE`, for everything else (24- and 32-bit PCM, float, lossy codecs).
+    case float32le
+}

@@ -1,0 +1,57 @@
+import Dispatch
+import DuckPrompt
+import FoundationEssentials
+import Glibc
+
+/// Catches SIGINT/SIGTERM/SIGHUP on a thread of its own and remembers the first one received.
+///
+/// Blocks them in the calling thread, and so in every thread started after it (libpulse's
+/// mainloop thread blocks all signals anyway), and waits for them with `sigwait`: create it
+/// before any other thread. A no-op handler replaces `SIG_IGN` (a parent's `nohup`, or a
+/// shell's background job), under which the kernel would discard them before `sigwait` sees
+/// them; it never runs while they are blocked.
+final class SignalTrap: @unchecked Sendable {
+    private let lock = Lock()
+    private var first: Int32?
+    private var handler: (@Sendable () -> Void)?
+
+    init(_ signals: [Int32]) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for sig in signals { sigaddset(&set, sig) }
+        // Blocked first: a signal between the handler and the block would run the no-op
+        // handler and be lost.
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        for sig in signals {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in }
+            sigemptyset(&action.sa_mask)
+            sigaction(sig, &action, nil)
+        }
+        let waited = set
+        startThread { [self] in
+            var set = waited
+            while true {
+                var sig: Int32 = 0
+                guard sigwait(&set, &sig) == 0 else { continue }
+                let handler = lock.withLock { () -> (@Sendable () -> Void)? in
+                    if first == nil { first = sig }
+                    return self.handler
+                }
+                handler?()
+            }
+        }
+    }
+
+    var received: Int32? { lock.withLock { first } }
+
+    /// Calls `handler` on the trap's thread for every signal from now on (at once, if one came
+    /// already).
+    func onSignal(_ handler: @escaping @Sendable () -> Void) {
+        let came = lock.withLock { () -> Bool in
+            self.handler = handler
+            return first != nil
+        }
+        if came { handler() }
+    }
+}
