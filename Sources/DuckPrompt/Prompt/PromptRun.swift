@@ -123,7 +123,8 @@ final class PromptRun {
         case .hold(let part):
             // Hold the duck, following streams that come, change or go, until the last sample
             // has been played.
-            let length = part == 0 ? groups[0].duration : groups[part].duration
+            // The first part's duration includes its pre-roll's silence.
+            let length = groups[part].duration
             let deadline = ContinuousClock.now + .milliseconds(Int(length * 1000)) + connection.answerTimeout
             let playing = stream(part)
             let done = try duck.run(toGain: nil, until: { playing.drainedLocked }, stop: stopRequested,
