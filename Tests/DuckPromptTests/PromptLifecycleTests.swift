@@ -212,7 +212,26 @@ struct PromptLifecycleTests {
             (.queueChecked(anotherWaits: true), .handOver),
             (.failed(.error(lost)), .release),
             (.failed(.error(lost)), .finishDuck),
-            (.failed(.error(lost)), .end(.failed(lost, journalKept: true))),
+            (.failed(.error(lost)), .end(.lostDuringRelease)),
+        ]),
+        Row(name: "the server refuses the stream when it is readied: released, no fade", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 0, ducks: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .rampDown),
+            (.attackDone, .readyStream(part: 0)),
+            (.failed(.error(lost)), .release),
+            (.released, .finishDuck),
+            (.duckFinished(confirmed: true), .end(.failed(lost, journalKept: false))),
+        ]),
+        Row(name: "a stop during a pre-roll's attack under a relative volume: volume back, handed over", steps: [
+            (.turnCame, .route),
+            (.routed(Routing(parts: 1, preRollMs: 300, ducks: true, relativeVolume: true)), .openStream(part: 0, corked: true)),
+            (.streamOpened(part: 0), .readyStream(part: 0)),
+            (.streamReady(part: 0), .startStream(part: 0)),
+            (.streamStarted(part: 0), .rampDown),
+            (.stopped(.interrupted(reason: "interrupted by a message prompt")), .restorePromptVolume),
+            (.promptVolumeRestored, .handOver),
+            (.handedOver(true), .end(.interrupted(reason: "interrupted by a message prompt"))),
         ]),
     ]
 
@@ -247,48 +266,73 @@ struct PromptLifecycleTests {
         var lifecycle = PromptLifecycle()
         var action = lifecycle.start()
         var opened = Set<Int>(), readied = Set<Int>(), startedParts = Set<Int>()
-        var rampedDown = false, duckEnded = false, faded = 0
+        var rampedDown = false, duckEnded = false, faded = 0, routed = false, volumeRestored = false
+        /// The first stop or failure injected, which the ending must report.
+        var injected: PromptLifecycle.Failure? = nil
+        var unconfirmed = false
+        func inject(_ failure: PromptLifecycle.Failure, _ event: Event) -> Event {
+            if injected == nil { injected = failure }
+            return event
+        }
         for _ in 0..<100 {
             if case .end(let ending) = action {
                 #expect(!rampedDown || duckEnded, "seed \(seed): ended \(ending) with the duck still down")
                 #expect(lifecycle.state == .done(ending))
                 #expect(faded <= 1, "seed \(seed): faded out \(faded) times")
+                #expect(!(routed && routing.relativeVolume) || volumeRestored,
+                        "seed \(seed): ended \(ending) without setting the prompt's volume back")
+                // The ending tells what happened first; an unconfirmed release is said as such.
+                let expected: PromptLifecycle.Ending
+                switch injected {
+                case nil: expected = unconfirmed ? .lostDuringRelease : .played(handedOver: ending == .played(handedOver: true))
+                case .cancelled: expected = unconfirmed ? .lostDuringRelease : .cancelled
+                case .interrupted(let reason): expected = unconfirmed ? .lostDuringRelease : .interrupted(reason: reason)
+                case .error(let error): expected = .failed(error, journalKept: unconfirmed)
+                }
+                #expect(ending == expected, "seed \(seed): ended \(ending), expected \(expected) (routing \(routing))")
                 return
             }
             // One event in eight is a stop (in a ramp or a hold) or a failure.
             let roll = random.next() % 16
             let event: Event
             switch action {
-            case .waitTurn: event = roll == 0 ? .failed(.error(dropped)) : .turnCame
-            case .route: event = roll == 0 ? .failed(.error(lost)) : .routed(routing)
+            case .waitTurn: event = roll == 0 ? inject(.error(dropped), .failed(.error(dropped))) : .turnCame
+            case .route:
+                if roll == 0 { event = inject(.error(lost), .failed(.error(lost))) } else {
+                    routed = true
+                    event = .routed(routing)
+                }
             case .openStream(let part, let corked):
                 #expect(part < routing.parts && !opened.contains(part), "seed \(seed): opened part \(part) again")
                 #expect(corked || part == 0, "seed \(seed): only the first stream may start uncorked")
                 opened.insert(part)
                 if !corked { startedParts.insert(part) }
-                event = roll == 0 ? .failed(.error(lost)) : .streamOpened(part: part)
+                event = roll == 0 ? inject(.error(lost), .failed(.error(lost))) : .streamOpened(part: part)
             case .readyStream(let part):
                 #expect(opened.contains(part), "seed \(seed): readied part \(part) before it was opened")
                 readied.insert(part)
-                event = .streamReady(part: part)
+                event = roll == 0 ? inject(.error(lost), .failed(.error(lost))) : .streamReady(part: part)
             case .startStream(let part):
                 #expect(readied.contains(part) && !startedParts.contains(part), "seed \(seed): started part \(part) unready or twice")
                 startedParts.insert(part)
                 event = .streamStarted(part: part)
             case .rampDown:
                 rampedDown = true
-                event = roll == 0 ? .stopped(.cancelled) : roll == 1 ? .stopped(.interrupted(reason: "r"))
-                    : roll == 2 ? .failed(.error(lost)) : .attackDone
+                event = roll == 0 ? inject(.cancelled, .stopped(.cancelled))
+                    : roll == 1 ? inject(.interrupted(reason: "r"), .stopped(.interrupted(reason: "r")))
+                    : roll == 2 ? inject(.error(lost), .failed(.error(lost))) : .attackDone
             case .hold(let part):
                 #expect(rampedDown && startedParts.contains(part), "seed \(seed): held part \(part) before it played")
-                event = roll == 0 ? .stopped(.cancelled) : roll == 1 ? .stopped(.interrupted(reason: "r"))
-                    : roll == 2 ? .failed(.error(lost)) : .drained(part: part)
+                event = roll == 0 ? inject(.cancelled, .stopped(.cancelled))
+                    : roll == 1 ? inject(.interrupted(reason: "r"), .stopped(.interrupted(reason: "r")))
+                    : roll == 2 ? inject(.error(lost), .failed(.error(lost))) : .drained(part: part)
             case .fadeOut(let part):
                 #expect(startedParts.contains(part), "seed \(seed): faded part \(part), which never started")
                 faded += 1
                 event = .fadedOut
             case .restorePromptVolume:
                 #expect(routing.relativeVolume, "seed \(seed): no relative volume to restore")
+                volumeRestored = true
                 event = .promptVolumeRestored
             case .checkQueue: event = .queueChecked(anotherWaits: roll % 2 == 0)
             case .handOver:
@@ -298,7 +342,8 @@ struct PromptLifecycleTests {
             case .release: event = .released
             case .finishDuck:
                 duckEnded = true
-                event = .duckFinished(confirmed: roll != 0)
+                unconfirmed = roll == 0
+                event = .duckFinished(confirmed: !unconfirmed)
             case .end: preconditionFailure("handled above")
             }
             action = lifecycle.handle(event)

@@ -5,7 +5,7 @@ import FoundationEssentials
 /// case-sensitively. No character classes, and `/` is an ordinary character.
 package enum Glob {
     /// Whether `text` matches `pattern` as a whole.
-    public static func matches(_ pattern: String, _ text: String) -> Bool {
+    package static func matches(_ pattern: String, _ text: String) -> Bool {
         let p = Array(pattern), t = Array(text)
         var pi = 0, ti = 0
         var starP = -1, starT = 0

@@ -13,18 +13,18 @@ import Glibc
 /// encoder's date strategy.
 package struct DuckJournal: Sendable, Equatable {
     /// The format written by this version of duckprompt.
-    public static let currentVersion = 1
+    package static let currentVersion = 1
 
     /// A stream lowered by the owner: restore `original` if it is still at a ducked level.
-    public struct Stream: Sendable, Equatable, Codable {
+    package struct Stream: Sendable, Equatable, Codable {
         /// Sink-input index (`pa_sink_input_info.index`) on the owner's server.
-        public var index: UInt32
+        package var index: UInt32
         /// The stream's own volume, without the duck (`pa_cvolume`, its channel order).
-        public var original: ChannelVolumes
+        package var original: ChannelVolumes
         /// Where the server files its saved volume; also guards against a reused index.
-        public var key: RestoreKey
+        package var key: RestoreKey
 
-        public init(index: UInt32, original: ChannelVolumes, key: RestoreKey = RestoreKey()) {
+        package init(index: UInt32, original: ChannelVolumes, key: RestoreKey = RestoreKey()) {
             self.index = index
             self.original = original
             self.key = key
@@ -33,44 +33,44 @@ package struct DuckJournal: Sendable, Equatable {
 
     /// A stream that ended while ducked: the server saved its ducked volume under `key`, which
     /// must become `original` again.
-    public struct Ended: Sendable, Equatable, Codable {
-        public var key: RestoreKey
-        public var original: ChannelVolumes
+    package struct Ended: Sendable, Equatable, Codable {
+        package var key: RestoreKey
+        package var original: ChannelVolumes
 
-        public init(key: RestoreKey, original: ChannelVolumes) {
+        package init(key: RestoreKey, original: ChannelVolumes) {
             self.key = key
             self.original = original
         }
     }
 
     /// Format version (`currentVersion` when written by this build).
-    public var version: Int
+    package var version: Int
     /// The owner's process id.
-    public var pid: Int32
+    package var pid: Int32
     /// The owner's start time, clock ticks after boot (`/proc/PID/stat` field 22): tells the
     /// owner from a later process that reused its pid.
-    public var processStart: UInt64
+    package var processStart: UInt64
     /// The server string the owner passed to `pa_context_connect`, nil for libpulse's default.
-    public var server: String?
+    package var server: String?
     /// The `XDG_RUNTIME_DIR` the owner ran with (libpulse's default server depends on it).
-    public var runtimeDir: String?
+    package var runtimeDir: String?
     /// `pa_server_info.server_name` (e.g. `pulseaudio`, `PulseAudio (on PipeWire 0.3.65)`), for
     /// messages.
-    public var serverName: String
+    package var serverName: String
     /// Full duck depth in dB: negative, -infinity for mute.
-    public var depth: Double
+    package var depth: Double
     /// Streams lowered now.
-    public var streams: [Stream]
+    package var streams: [Stream]
     /// Streams that ended while ducked, whose saved volume needs repair.
-    public var ended: [Ended]
+    package var ended: [Ended]
     /// When the journal was last written.
-    public var updated: Date
+    package var updated: Date
     /// The gain the streams are at, dB relative to their originals: written when the duck is
     /// handed over to the next prompt (`JournalStore.handOver`), which starts from it; nil
     /// otherwise. Non-finite values are written as strings, like `depth`.
-    public var gain: Double?
+    package var gain: Double?
 
-    public init(version: Int = DuckJournal.currentVersion, pid: Int32, processStart: UInt64,
+    package init(version: Int = DuckJournal.currentVersion, pid: Int32, processStart: UInt64,
                 server: String? = nil, runtimeDir: String? = nil, serverName: String = "",
                 depth: Double, streams: [Stream] = [], ended: [Ended] = [], updated: Date = Date()) {
         self.version = version
@@ -93,7 +93,7 @@ package struct DuckJournal: Sendable, Equatable {
     ///   - runtimeDir: the `XDG_RUNTIME_DIR` in effect (default: from the environment).
     ///   - serverName: `pa_server_info.server_name`.
     /// - Throws: `DuckPromptError(.internal)` when `/proc/self/stat` cannot be read.
-    public static func forCurrentProcess(plan: DuckPlan, server: String?,
+    package static func forCurrentProcess(plan: DuckPlan, server: String?,
                                          runtimeDir: String? = Environment.value("XDG_RUNTIME_DIR"),
                                          serverName: String) throws -> DuckJournal {
         let pid = getpid()
@@ -107,7 +107,7 @@ package struct DuckJournal: Sendable, Equatable {
     }
 
     /// Copies what `plan` would restore (depth, entries, ended streams) and stamps `updated`.
-    public mutating func record(_ plan: DuckPlan, at date: Date = Date()) {
+    package mutating func record(_ plan: DuckPlan, at date: Date = Date()) {
         depth = plan.depth
         streams = plan.entries.map { Stream(index: $0.index, original: $0.original, key: $0.key) }
         ended = plan.ended.map { Ended(key: $0.key, original: $0.original) }
@@ -119,7 +119,7 @@ package struct DuckJournal: Sendable, Equatable {
     /// A process's start time, clock ticks after boot: field 22 (`starttime`) of
     /// `/proc/PID/stat`. Nil when the process does not exist (or /proc is not readable).
     /// `ProcessLiveness.start(of:)`.
-    public static func processStart(of pid: Int32) -> UInt64? {
+    package static func processStart(of pid: Int32) -> UInt64? {
         ProcessLiveness.start(of: pid)
     }
 
@@ -127,7 +127,7 @@ package struct DuckJournal: Sendable, Equatable {
     /// time and is not a zombie (a zombie has closed its files, so its lock is free). A pid
     /// that exists with another start time was reused: the owner is dead.
     /// `ProcessLiveness.isRunning(pid:start:)`.
-    public var ownerIsAlive: Bool {
+    package var ownerIsAlive: Bool {
         ProcessLiveness.isRunning(pid: pid, start: processStart)
     }
 }

@@ -30,7 +30,7 @@ extension DuckJournal: Codable {
         }
     }
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         version = try c.decode(Int.self, forKey: .version)
         pid = try c.decode(Int32.self, forKey: .pid)
@@ -45,7 +45,7 @@ extension DuckJournal: Codable {
         gain = c.contains(.gain) ? try Self.decodeDecibels(c, .gain) : nil
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(version, forKey: .version)
         try c.encode(pid, forKey: .pid)
@@ -61,7 +61,7 @@ extension DuckJournal: Codable {
     }
 
     /// The journal as JSON (sorted keys, pretty-printed: it is small and people read it).
-    public func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
@@ -72,7 +72,7 @@ extension DuckJournal: Codable {
     /// - Throws: `DuckPromptError(.unsupportedData)` when `data` is not a journal of a version
     ///   this build reads, or is out of `validate()`'s bounds (the message gives the reason;
     ///   the caller names the file).
-    public static func decoded(from data: Data) throws -> DuckJournal {
+    package static func decoded(from data: Data) throws -> DuckJournal {
         let version: Int
         do { version = try JSONDecoder().decode(Header.self, from: data).version } catch {
             throw DuckPromptError(.unsupportedData, "not a duckprompt journal (\(Self.describe(error)))")

@@ -18,7 +18,7 @@ extension DuckJournal {
     ///   - current: the stream's volume now (`pa_sink_input_info.volume`).
     ///   - original: its own volume from the journal; same channel count, else false.
     ///   - depth: the journal's duck depth in dB (< 0; 0, positive or NaN gives false).
-    public static func isDuckedByUs(current: ChannelVolumes, original: ChannelVolumes, depth: Double) -> Bool {
+    package static func isDuckedByUs(current: ChannelVolumes, original: ChannelVolumes, depth: Double) -> Bool {
         let cur = current.values, orig = original.values
         guard depth < 0, !cur.isEmpty, cur.count == orig.count else { return false }
         // Muted channels of the original carry no gain; if any became audible, it was raised.
@@ -66,7 +66,7 @@ extension DuckJournal {
     ///   ended one and is at a level the duck could have written over that one's original (it
     ///   started at the ducked volume the server saved: after the owner died, or after a server
     ///   restart): `.setVolume` to that original, and no repair for the key.
-    public func restoreActions(live: [SinkInput]) -> [DuckAction] {
+    package func restoreActions(live: [SinkInput]) -> [DuckAction] {
         let byIndex = Dictionary(live.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
         var actions: [DuckAction] = []
         var restoredKeys: [RestoreKey] = []

@@ -11,15 +11,15 @@ import Glibc
 /// duckprompt processes never restore the same journal.
 package final class JournalStore: Sendable {
     /// The open directory that holds the journals (and the queue and the lock).
-    public let runtimeDirectory: RuntimeDirectory
+    package let runtimeDirectory: RuntimeDirectory
     /// The process whose journal `write` and `remove` handle (default: this one).
-    public let pid: Int32
+    package let pid: Int32
 
     /// The directory, e.g. `/run/user/1000/duckprompt`.
-    public var directory: String { runtimeDirectory.path }
+    package var directory: String { runtimeDirectory.path }
 
     /// Opens the store of the environment's `XDG_RUNTIME_DIR` (see `init(runtimeDir:pid:)`).
-    public convenience init(environment: [String: String] = Environment.values("XDG_RUNTIME_DIR"),
+    package convenience init(environment: [String: String] = Environment.values("XDG_RUNTIME_DIR"),
                             pid: Int32 = getpid()) throws {
         try self.init(runtimeDir: environment["XDG_RUNTIME_DIR"], pid: pid)
     }
@@ -33,28 +33,28 @@ package final class JournalStore: Sendable {
     /// - Throws: `DuckPromptError(.internal)` naming the path when it cannot be created or
     ///   opened, or is a symbolic link, not a directory, owned by another uid, or group- or
     ///   other-writable.
-    public convenience init(runtimeDir: String?, pid: Int32 = getpid()) throws {
+    package convenience init(runtimeDir: String?, pid: Int32 = getpid()) throws {
         self.init(directory: try RuntimeDirectory(runtimeDir: runtimeDir), pid: pid)
     }
 
     /// The store of an open directory.
     /// - Parameter pid: the journal owner handled by `write`/`remove`, and skipped by `orphans`.
-    public init(directory: RuntimeDirectory, pid: Int32 = getpid()) {
+    package init(directory: RuntimeDirectory, pid: Int32 = getpid()) {
         runtimeDirectory = directory
         self.pid = pid
     }
 
     /// `$XDG_RUNTIME_DIR/duckprompt` for an absolute `runtimeDir`, else `/tmp/duckprompt-<uid>`
     /// (`RuntimeDirectory.path(runtimeDir:)`).
-    public static func directoryPath(runtimeDir: String?) -> String {
+    package static func directoryPath(runtimeDir: String?) -> String {
         RuntimeDirectory.path(runtimeDir: runtimeDir)
     }
 
     /// The file name of `pid`'s journal: `journal-<pid>.json`.
-    public static func fileName(pid: Int32) -> String { "journal-\(pid).json" }
+    package static func fileName(pid: Int32) -> String { "journal-\(pid).json" }
 
     /// The path of this store's own journal.
-    public var path: String { directory + "/" + Self.fileName(pid: pid) }
+    package var path: String { directory + "/" + Self.fileName(pid: pid) }
 
     /// Writes `journal` as `journal-<pid>.json`, atomically
     /// (`RuntimeDirectory.writeAtomically`): a new temporary file in the same directory
@@ -68,7 +68,7 @@ package final class JournalStore: Sendable {
     /// - Throws: `DuckPromptError(.internal)` naming the file when a step fails; the temporary
     ///   file is removed then.
     /// `openat(2)`, `write(2)`, `fsync(2)`, `renameat(2)`.
-    public func write(_ journal: DuckJournal) throws {
+    package func write(_ journal: DuckJournal) throws {
         precondition(journal.pid == pid, "journal of pid \(journal.pid) written by the store of pid \(pid)")
         let data: Data
         do { data = try journal.bounded().encoded() } catch {
@@ -80,14 +80,14 @@ package final class JournalStore: Sendable {
     /// Removes this store's journal (after the release, or once its streams are restored).
     /// A journal that is not there is not an error.
     /// - Throws: `DuckPromptError(.internal)` naming the file. `unlinkat(2)`.
-    public func remove() throws {
+    package func remove() throws {
         try removeFile(named: Self.fileName(pid: pid))
     }
 
     /// Removes a journal returned by `orphans` (after restoring it).
     /// - Parameter path: a path `orphans` returned: a file directly in `directory`.
     /// - Throws: `DuckPromptError(.internal)` naming the file. `unlinkat(2)`.
-    public func remove(path: String) throws {
+    package func remove(path: String) throws {
         let url = URL(fileURLWithPath: path)
         guard url.deletingLastPathComponent().path == URL(fileURLWithPath: directory).path else {
             throw DuckPromptError(.internal, "\(path) is not in the journal directory \(directory)")
@@ -102,13 +102,13 @@ package final class JournalStore: Sendable {
     }
 
     /// The name of a duck handed over by an interrupted prompt to the next one.
-    public static let handoverName = "handover.json"
+    package static let handoverName = "handover.json"
 
     /// Hands the duck over: writes `journal` (with its `gain`) as this store's journal, then
     /// renames it to `handover.json`, atomically, for the next prompt to adopt
     /// (`takeHandover`). Call holding the `RuntimeLock`, before releasing it.
     /// - Throws: `DuckPromptError(.internal)` naming the file. `renameat(2)`.
-    public func handOver(_ journal: DuckJournal) throws {
+    package func handOver(_ journal: DuckJournal) throws {
         try write(journal)
         try runtimeDirectory.rename(Self.fileName(pid: pid), to: Self.handoverName)
             .orThrow("cannot rename \(path) to \(directory)/\(Self.handoverName)")
@@ -116,7 +116,7 @@ package final class JournalStore: Sendable {
     }
 
     /// Whether a handed-over duck waits for adoption.
-    public var hasHandover: Bool {
+    package var hasHandover: Bool {
         if case .missing = readFile(named: Self.handoverName) { return false }
         return true
     }
@@ -124,19 +124,19 @@ package final class JournalStore: Sendable {
     /// The duck a prompt handed over, nil when there is none (or it cannot be read: then
     /// `orphans` restores it once its owner is gone). Call holding the `RuntimeLock`; after
     /// writing the journal that takes its streams over, `removeHandover()`.
-    public func takeHandover() -> DuckJournal? {
+    package func takeHandover() -> DuckJournal? {
         guard case .data(let data) = readFile(named: Self.handoverName) else { return nil }
         return try? DuckJournal.decoded(from: data)
     }
 
     /// Removes `handover.json` (adopted, or taken back by its owner).
-    public func removeHandover() {
+    package func removeHandover() {
         runtimeDirectory.unlink(Self.handoverName)
     }
 
     /// Takes a handed-over duck back as this store's journal (no one adopted it): renames
     /// `handover.json` to `journal-<pid>.json`. False when it is gone (adopted meanwhile).
-    public func reclaimHandover() -> Bool {
+    package func reclaimHandover() -> Bool {
         if case .success = runtimeDirectory.rename(Self.handoverName, to: Self.fileName(pid: pid)) { return true }
         return false
     }
@@ -144,7 +144,7 @@ package final class JournalStore: Sendable {
     /// Reads this store's own journal back, nil when there is none.
     /// - Throws: `DuckPromptError(.internal)` when it cannot be read, `.unsupportedData` when
     ///   it is not a journal; both name the file.
-    public func read() throws -> DuckJournal? {
+    package func read() throws -> DuckJournal? {
         let name = Self.fileName(pid: pid)
         switch readFile(named: name) {
         case .missing: return nil
@@ -175,7 +175,7 @@ package final class JournalStore: Sendable {
     /// - Throws: `DuckPromptError(.internal)` when the directory cannot be listed, or when
     ///   `/proc/self/stat` is unreadable (without /proc every owner would look dead).
     /// `readdir(3)`, `openat(2)` with `O_NOFOLLOW`, `/proc/PID/stat`.
-    public func orphans(reporting report: (JournalProblem) -> Void = { _ in }) throws
+    package func orphans(reporting report: (JournalProblem) -> Void = { _ in }) throws
         -> [(path: String, journal: DuckJournal)] {
         guard ProcessLiveness.start(of: getpid()) != nil else {
             throw DuckPromptError(.internal, "cannot tell live duckprompt processes from dead ones: /proc/self/stat is unreadable (is /proc mounted?)")

@@ -5,29 +5,29 @@
 package struct Ramp: Sendable, Equatable {
     /// One step: at `offsetMs` after the ramp starts, apply `gain`. The first step comes one
     /// interval after the start; the last one, at the full duration, lands exactly on `to`.
-    public struct Step: Sendable, Equatable {
+    package struct Step: Sendable, Equatable {
         /// Milliseconds from the ramp's start.
-        public var offsetMs: Int
+        package var offsetMs: Int
         /// Gain in dB relative to the stream's own volume.
-        public var gain: Double
+        package var gain: Double
     }
 
     /// Shortest interval between two steps, in ms: the size of the window in which a listener
     /// must not hear more than `maxStepDecibels` change.
-    public static let stepIntervalMs = 10
+    package static let stepIntervalMs = 10
     /// Largest change between two steps, in dB. Kept well below the 3 dB per 10 ms bound: a
     /// 10 ms window that straddles two steps still changes by at most 2 dB.
-    public static let maxStepDecibels = 1.0
+    package static let maxStepDecibels = 1.0
 
     /// Most volume writes one ramp sends, all streams together, before its steps grow: a busy
     /// desktop's server (WirePlumber saves every change) must not be flooded. 100 streams
     /// ramped over 20 dB in 1 dB steps stay within it.
-    public static let writeBudget = 2000
+    package static let writeBudget = 2000
     /// Largest change between two steps when the budget makes steps grow, in dB: the bound a
     /// listener's 10 ms window must not exceed.
-    public static let maxBusyStepDecibels = 3.0
+    package static let maxBusyStepDecibels = 3.0
 
-    public let steps: [Step]
+    package let steps: [Step]
 
     /// Plans a ramp from one gain to another, linear in dB.
     ///
@@ -39,7 +39,7 @@ package struct Ramp: Sendable, Equatable {
     ///   - streams: how many streams every step writes (>= 1). When the steps times the streams
     ///     exceed `writeBudget`, the ramp takes fewer, larger steps (at most
     ///     `maxBusyStepDecibels` each) over the same length.
-    public init(from: Double, to: Double, durationMs: Int, streams: Int = 1) {
+    package init(from: Double, to: Double, durationMs: Int, streams: Int = 1) {
         let span = to - from
         // A span that is zero, or not finite (a mute: -inf dB), is one step: there is no
         // smooth way to reach -inf in dB steps. Depths are within PlayOptions.duckRange
@@ -68,7 +68,7 @@ package struct Ramp: Sendable, Equatable {
     }
 
     /// Total length in ms: the offset of the last step.
-    public var durationMs: Int { steps.last?.offsetMs ?? 0 }
+    package var durationMs: Int { steps.last?.offsetMs ?? 0 }
 }
 
 /// When to send each step of a `Ramp`.
@@ -82,25 +82,25 @@ package struct Ramp: Sendable, Equatable {
 /// every late step grew by about 1 ms a step: 40 ms over a 500 ms release.) The spacing holds
 /// for the sends; a server that stalls may apply queued steps closer together.
 package struct RampSchedule: Sendable {
-    public let ramp: Ramp
+    package let ramp: Ramp
     /// Index in `ramp.steps` of the next step to send.
-    public private(set) var next = 0
+    package private(set) var next = 0
     /// When the last step was sent, in ms from the ramp's start.
     private var lastSentMs: Double? = nil
 
-    public init(_ ramp: Ramp) { self.ramp = ramp }
+    package init(_ ramp: Ramp) { self.ramp = ramp }
 
     /// Whether every step has been sent.
-    public var isDone: Bool { next >= ramp.steps.count }
+    package var isDone: Bool { next >= ramp.steps.count }
 
     /// Least time between two sends, in ms, for steps of `stepDecibels`: a closed 10 ms
     /// window holds at most two steps of up to 1.5 dB (6 ms apart), or one larger step (11 ms).
-    public static func minimumSpacingMs(stepDecibels: Double) -> Double {
+    package static func minimumSpacingMs(stepDecibels: Double) -> Double {
         Double(Ramp.stepIntervalMs) * (abs(stepDecibels) <= 1.5 + 1e-9 ? 0.5 : 1) + 1
     }
 
     /// When the next step is due, in ms from the ramp's start; nil when all were sent.
-    public var dueMs: Double? {
+    package var dueMs: Double? {
         guard !isDone else { return nil }
         let step = ramp.steps[next]
         let planned = Double(step.offsetMs)
@@ -110,7 +110,7 @@ package struct RampSchedule: Sendable {
     }
 
     /// The next step, if it is due at `elapsedMs` (ms from the ramp's start); it counts as sent.
-    public mutating func take(atMs elapsedMs: Double) -> Ramp.Step? {
+    package mutating func take(atMs elapsedMs: Double) -> Ramp.Step? {
         guard let due = dueMs, elapsedMs >= due else { return nil }
         defer { next += 1 }
         lastSentMs = elapsedMs

@@ -15,7 +15,7 @@ import Glibc
 /// each other too.
 package final class RuntimeLock: @unchecked Sendable {
     /// The lock file, e.g. `/run/user/1000/duckprompt/lock`.
-    public let path: String
+    package let path: String
     private let mutex = Lock()
     /// The open lock file; -1 once released.
     private var fd: Int32
@@ -28,7 +28,7 @@ package final class RuntimeLock: @unchecked Sendable {
     deinit { release() }
 
     /// The name of the lock file in the journal directory.
-    public static let fileName = "lock"
+    package static let fileName = "lock"
 
     /// Takes the lock, waiting while another process holds it. Polls every 10 ms so that it
     /// notices cancellation and the timeout; blocks the calling thread meanwhile (see the
@@ -44,7 +44,7 @@ package final class RuntimeLock: @unchecked Sendable {
     ///   `DuckPromptError(.internal)` naming the file when it cannot be opened or locked.
     /// `openat(2)` with `O_CREAT|O_NOFOLLOW|O_RDWR|O_CLOEXEC` (0600), `flock(2)`
     /// `LOCK_EX|LOCK_NB`.
-    public static func acquire(in directory: RuntimeDirectory, timeout: Duration?,
+    package static func acquire(in directory: RuntimeDirectory, timeout: Duration?,
                                cancelled: () -> Bool = { false }) throws -> RuntimeLock {
         let lock = try open(in: directory)
         let clock = ContinuousClock()
@@ -64,7 +64,7 @@ package final class RuntimeLock: @unchecked Sendable {
     /// `acquire(in:timeout:cancelled:)`, but sleeps with `Task.sleep` and stops when the task
     /// is cancelled.
     /// - Throws: as the blocking variant; `CancellationError` when the task is cancelled.
-    public static func acquire(in directory: RuntimeDirectory, timeout: Duration?) async throws -> RuntimeLock {
+    package static func acquire(in directory: RuntimeDirectory, timeout: Duration?) async throws -> RuntimeLock {
         let lock = try open(in: directory)
         let clock = ContinuousClock()
         let start = clock.now
@@ -83,13 +83,13 @@ package final class RuntimeLock: @unchecked Sendable {
     /// - Returns: the held lock, or nil when another holder has it.
     /// - Throws: `DuckPromptError(.internal)` naming the file when it cannot be opened or
     ///   locked. `flock(2)` `LOCK_EX|LOCK_NB`.
-    public static func tryAcquire(in directory: RuntimeDirectory) throws -> RuntimeLock? {
+    package static func tryAcquire(in directory: RuntimeDirectory) throws -> RuntimeLock? {
         let lock = try open(in: directory)
         return try lock.tryLock() ? lock : nil
     }
 
     /// Whether this object still holds the lock.
-    public var isHeld: Bool {
+    package var isHeld: Bool {
         mutex.lock()
         defer { mutex.unlock() }
         return fd >= 0
@@ -97,7 +97,7 @@ package final class RuntimeLock: @unchecked Sendable {
 
     /// Releases the lock (empties the file, unlocks, closes it). Idempotent.
     /// `flock(2)` `LOCK_UN`, `close(2)`.
-    public func release() {
+    package func release() {
         mutex.lock()
         defer { mutex.unlock() }
         guard fd >= 0 else { return }

@@ -136,7 +136,7 @@ struct PromptLifecycle: Sendable, Equatable {
         case playing(part: Int)
         /// Part `part` fades out because of `why`.
         case fadingOut(part: Int, why: Failure)
-        /// The prompt's own volume is set back; then `next`.
+        /// The prompt's own volume is set back; then the duck ends for the reason `after`.
         case restoringVolume(after: Stop)
         case checkingQueue
         case handingOver(Stop)
@@ -317,7 +317,9 @@ struct PromptLifecycle: Sendable, Equatable {
     }
 
     /// A step failed. Before routing nothing was ducked: the end. Later, the duck is released
-    /// as far as the server allows; a failure while releasing ends at once.
+    /// as far as the server allows. The steps that end the duck (restoring the prompt's volume,
+    /// the queue check, the handover, the release, the confirmation) do not throw in
+    /// `PromptRun` today; should one fail, the ending goes on with the next step.
     private mutating func fail(_ why: Failure) -> Action {
         switch state {
         case .idle, .waitingTurn, .routing:
@@ -338,7 +340,8 @@ struct PromptLifecycle: Sendable, Equatable {
             state = .finishing(stop)
             return .finishDuck
         case .finishing:
-            return finish(Self.ending(of: why, journalKept: true))
+            // Nothing could be confirmed: as an unconfirmed release.
+            return handle(.duckFinished(confirmed: false))
         case .done:
             preconditionFailure("PromptLifecycle: failure \(why) after the end")
         }

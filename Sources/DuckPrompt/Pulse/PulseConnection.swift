@@ -44,15 +44,6 @@ package final class PulseConnection: @unchecked Sendable {
     ///     must be called before the connection is used.
     /// - Throws: `DuckPromptError(.unavailable)` naming the server when it refuses, fails or
     ///   does not answer in time. libpulse: `pa_context_connect` with `PA_CONTEXT_NOAUTOSPAWN`.
-    /// Connects to `options.server` as `options.clientName`, giving up after `options.timeout`:
-    /// `init(server:clientName:timeout:waitingUntilReady:)` with a caller's `ServerOptions`.
-    /// `server` overrides `options.server` (a journal names the server it was written on).
-    /// - Throws: what that initializer throws.
-    convenience init(_ options: ServerOptions, server: String?? = nil, waitingUntilReady: Bool = true) throws {
-        try self.init(server: server ?? options.server, clientName: options.clientName, timeout: options.timeout,
-                      waitingUntilReady: waitingUntilReady)
-    }
-
     package init(server: String?, clientName: String, timeout: Duration, waitingUntilReady: Bool = true) throws {
         serverDescription = PulseConnection.describe(server: server)
         answerTimeout = timeout
@@ -86,6 +77,14 @@ package final class PulseConnection: @unchecked Sendable {
             throw connectError()
         }
         if waitingUntilReady { try waitUntilReadyLocked() }
+    }
+
+    /// Connects to `options.server` as `options.clientName`, giving up after `options.timeout`
+    /// (`init(server:clientName:timeout:waitingUntilReady:)` with a caller's options).
+    /// - Throws: what that initializer throws.
+    convenience init(_ options: ServerOptions, waitingUntilReady: Bool = true) throws {
+        try self.init(server: options.server, clientName: options.clientName, timeout: options.timeout,
+                      waitingUntilReady: waitingUntilReady)
     }
 
     /// Whether the context failed or was terminated (refused, or the server went away): it will

@@ -4,32 +4,32 @@ import CPulseAudio
 /// libpulse's own functions agree with what pactl and pavucontrol show. Pure (no server).
 package enum VolumeMath {
     /// `pa_volume_t` for 0 dB (`PA_VOLUME_NORM`, 65536).
-    public static let norm: UInt32 = dp_pa_volume_norm()
+    package static let norm: UInt32 = dp_pa_volume_norm()
 
     /// `PA_VOLUME_UI_MAX`: `pa_sw_volume_from_dB(+11.0)`, 99957 (153 % as pactl prints it),
     /// the most volume.h recommends a UI to offer (pavucontrol's slider ends there).
-    public static let uiMax: UInt32 = dp_pa_volume_ui_max()
+    package static let uiMax: UInt32 = dp_pa_volume_ui_max()
 
     /// `PA_CHANNELS_MAX` (32): the most channels a `pa_cvolume` holds.
-    public static let channelsMax = Int(dp_pa_channels_max())
+    package static let channelsMax = Int(dp_pa_channels_max())
 
     /// `PA_INVALID_INDEX` (4294967295): no object.
-    public static let invalidIndex: UInt32 = dp_pa_invalid_index()
+    package static let invalidIndex: UInt32 = dp_pa_invalid_index()
 
     /// A volume as pactl prints it: `(v × 100 + PA_VOLUME_NORM / 2) / PA_VOLUME_NORM` percent
     /// (linear in `pa_volume_t`, so cubic in amplitude).
-    public static func percent(_ volume: UInt32) -> UInt64 {
+    package static func percent(_ volume: UInt32) -> UInt64 {
         (UInt64(volume) * 100 + UInt64(norm) / 2) / UInt64(norm)
     }
 
     /// The software factor for a gain: `pa_sw_volume_from_dB`. -inf dB gives `PA_VOLUME_MUTED`.
-    public static func volume(fromDecibels dB: Double) -> UInt32 { pa_sw_volume_from_dB(dB) }
+    package static func volume(fromDecibels dB: Double) -> UInt32 { pa_sw_volume_from_dB(dB) }
 
     /// The gain of a `pa_volume_t`: `pa_sw_volume_to_dB` (-inf for muted).
-    public static func decibels(of volume: UInt32) -> Double { pa_sw_volume_to_dB(volume) }
+    package static func decibels(of volume: UInt32) -> Double { pa_sw_volume_to_dB(volume) }
 
     /// The gain of a pactl percentage (100 % = `PA_VOLUME_NORM`, cubic scale).
-    public static func decibels(fromPercent percent: Double) -> Double {
+    package static func decibels(fromPercent percent: Double) -> Double {
         pa_sw_volume_to_dB(UInt32(min(Double(dp_pa_volume_max()), (percent / 100 * Double(norm)).rounded())))
     }
 
@@ -37,7 +37,7 @@ package enum VolumeMath {
     /// - Parameters:
     ///   - volumes: per-channel `pa_volume_t`, any channel order.
     ///   - dB: the gain; 0 returns `volumes` unchanged, -infinity mutes.
-    public static func scale(_ volumes: ChannelVolumes, by dB: Double) -> ChannelVolumes {
+    package static func scale(_ volumes: ChannelVolumes, by dB: Double) -> ChannelVolumes {
         if dB == 0 { return volumes }
         let factor = pa_sw_volume_from_dB(dB)
         return ChannelVolumes(volumes.values.map { pa_sw_volume_multiply($0, factor) })
@@ -45,7 +45,7 @@ package enum VolumeMath {
 
     /// Each channel divided by a gain (`pa_sw_volume_divide`): the inverse of `scale`, used
     /// to take a hidden duck factor back out of a volume the user set while ducked.
-    public static func unscale(_ volumes: ChannelVolumes, by dB: Double) -> ChannelVolumes {
+    package static func unscale(_ volumes: ChannelVolumes, by dB: Double) -> ChannelVolumes {
         if dB == 0 { return volumes }
         let factor = pa_sw_volume_from_dB(dB)
         return ChannelVolumes(volumes.values.map {

@@ -22,10 +22,10 @@ package final class PromptQueue: Sendable {
     let directory: RuntimeDirectory
 
     /// How often a waiting prompt looks at the queue, and a playing one for a stop request.
-    public static let pollInterval: Duration = .milliseconds(5)
+    package static let pollInterval: Duration = .milliseconds(5)
 
     /// - Parameter directory: the runtime directory (it holds the journals and the lock too).
-    public init(directory: RuntimeDirectory) {
+    package init(directory: RuntimeDirectory) {
         self.directory = directory
     }
 
@@ -39,7 +39,7 @@ package final class PromptQueue: Sendable {
     /// - Returns: the ticket; `waitTurn` it, then `leave()` it when the prompt is done.
     /// - Throws: `DuckPromptError(.dropped)` with the reason when the policy drops the prompt;
     ///   `.internal` naming the file when a queue file cannot be used.
-    public func enter(priority: PromptPriority, onBusyDrop: Bool = false, name: String = "") throws -> Ticket {
+    package func enter(priority: PromptPriority, onBusyDrop: Bool = false, name: String = "") throws -> Ticket {
         try withQueueLock { counterFD in
             let live = try liveTickets()
             switch QueuePolicy.arrive(priority, into: live.map(\.prompt), onBusyDrop: onBusyDrop) {
@@ -156,8 +156,8 @@ package final class PromptQueue: Sendable {
 /// One prompt's place in the `PromptQueue`: waiting, then playing, then gone.
 package final class Ticket: @unchecked Sendable {
     /// Arrival number.
-    public let seq: UInt64
-    public let priority: PromptPriority
+    package let seq: UInt64
+    package let priority: PromptPriority
     private let queue: PromptQueue
     private let name: String
     private let lock = Lock()
@@ -210,7 +210,7 @@ package final class Ticket: @unchecked Sendable {
 
     /// Why a newer prompt asked this one to stop ("interrupted by a message prompt (pid 12)",
     /// "replaced by a newer text prompt (pid 12)"), nil while none did. Any thread.
-    public var stopReason: String? {
+    package var stopReason: String? {
         guard case .success(let data) = queue.directory.read(PromptQueue.stopName(seq), limit: BoundedFile.journalLimit) else {
             return nil
         }
@@ -230,7 +230,7 @@ package final class Ticket: @unchecked Sendable {
     /// - Throws: `DuckPromptError(.dropped)` when the deadline passes or a newer prompt
     ///   replaced this one; `CancellationError`; `.internal` when a queue file cannot be used.
     ///   The ticket has left the queue when it throws.
-    public func waitTurn(deadline: ContinuousClock.Instant?, expireMs: Int? = nil,
+    package func waitTurn(deadline: ContinuousClock.Instant?, expireMs: Int? = nil,
                          cancelled: () -> Bool = { false }) throws -> RuntimeLock {
         do {
             while true {
@@ -260,7 +260,7 @@ package final class Ticket: @unchecked Sendable {
 
     /// Leaves the queue: removes the ticket, its stop file and its bell, drops its lock.
     /// Idempotent.
-    public func leave() {
+    package func leave() {
         lock.lock()
         defer { lock.unlock() }
         guard fd >= 0 else { return }

@@ -2,8 +2,9 @@ import Glibc
 
 /// `DUCKPROMPT_DEBUG=1` (any value) traces what duckprompt does on stderr, a line each,
 /// prefixed `duckprompt[debug] ` and the µs since the Unix epoch (`CLOCK_REALTIME`), to line
-/// them up with other programs' logs. Used by `DuckSession` (events and actions of a duck)
-/// and `DuckPrompt.watchDevices` (what each look at the server found).
+/// them up with other programs' logs. Used by `DuckSession` (events and actions of a duck),
+/// `DuckPrompt.runPrompt` (each `PromptLifecycle` action) and `DuckPrompt.watchDevices`
+/// (what each look at the server found).
 enum DebugTrace {
     static let enabled = Environment.value("DUCKPROMPT_DEBUG") != nil
 

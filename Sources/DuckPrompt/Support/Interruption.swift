@@ -7,12 +7,14 @@ final class InterruptControl: @unchecked Sendable {
     private var connection: PulseConnection?
     private var cancelled = false
 
+    /// Lets `cancel()` and `stop(reason:)` interrupt `connection`'s waits; either one that
+    /// came before (while the prompt waited its turn or read the server) interrupts it now.
     func attach(_ connection: PulseConnection) {
-        let cancelNow = lock.withLock { () -> Bool in
+        let interruptNow = lock.withLock { () -> Bool in
             self.connection = connection
-            return cancelled
+            return cancelled || reason != nil
         }
-        if cancelNow { connection.interrupt() }
+        if interruptNow { connection.interrupt() }
     }
 
     private var reason: String?

@@ -16,25 +16,25 @@ import Glibc
 /// Threading: immutable; methods may be called from any thread.
 package final class RuntimeDirectory: Sendable {
     /// The directory, e.g. `/run/user/1000/duckprompt`.
-    public let path: String
+    package let path: String
     /// The open directory.
     private let descriptor: Int32
 
     /// Opens the directory of the environment's `XDG_RUNTIME_DIR` (see `init(runtimeDir:)`).
-    public convenience init(environment: [String: String] = Environment.values("XDG_RUNTIME_DIR")) throws {
+    package convenience init(environment: [String: String] = Environment.values("XDG_RUNTIME_DIR")) throws {
         try self.init(runtimeDir: environment["XDG_RUNTIME_DIR"])
     }
 
     /// Opens, creating it if missing, the `duckprompt` directory under `runtimeDir`.
     ///
     /// - Parameter runtimeDir: an `XDG_RUNTIME_DIR`; nil, empty or relative uses
-    ///   `/tmp/duckprompt-<uid>`. Its own existence is not created: only the `duckprompt`
-    ///   directory inside it.
+    ///   `/tmp/duckprompt-<uid>`. `runtimeDir` itself must exist: only the `duckprompt`
+    ///   directory inside it is created.
     /// - Throws: `DuckPromptError(.internal)` naming the path when it cannot be created or
     ///   opened, or is a symbolic link, not a directory, owned by another uid, or group- or
     ///   other-writable.
     /// `mkdir(2)`, `open(2)` with `O_DIRECTORY|O_NOFOLLOW`, `fstat(2)`, `fchmod(2)`.
-    public init(runtimeDir: String?) throws {
+    package init(runtimeDir: String?) throws {
         let path = Self.path(runtimeDir: runtimeDir)
         self.path = path
         let created = mkdir(path, 0o700) == 0
@@ -78,7 +78,7 @@ package final class RuntimeDirectory: Sendable {
     deinit { close(descriptor) }
 
     /// `$XDG_RUNTIME_DIR/duckprompt` for an absolute `runtimeDir`, else `/tmp/duckprompt-<uid>`.
-    public static func path(runtimeDir: String?) -> String {
+    package static func path(runtimeDir: String?) -> String {
         if let dir = runtimeDir, dir.hasPrefix("/") {
             var d = dir
             while d.count > 1, d.hasSuffix("/") { d.removeLast() }
@@ -142,13 +142,18 @@ package final class RuntimeDirectory: Sendable {
         }
         defer { closedir(dir) }
         var names: [String] = []
-        while let entry = readdir(dir) {
+        while true {
+            // readdir returns nil at the end and on an error; only an error sets errno.
+            errno = 0
+            guard let entry = readdir(dir) else {
+                if errno != 0 { throw Errno.current.failure("cannot list \(path)") }
+                return names
+            }
             let name = withUnsafePointer(to: &entry.pointee.d_name) {
                 String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
             }
             if name != ".", name != ".." { names.append(name) }
         }
-        return names
     }
 
     /// The bytes of `name`, a regular file of at most `limit` bytes (`BoundedFile`), opened
