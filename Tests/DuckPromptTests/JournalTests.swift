@@ -391,7 +391,9 @@ struct JournalStoreTests {
         // Once restored, the caller removes them.
         for orphan in found { try store.remove(path: orphan.path) }
         #expect(try store.orphans().isEmpty)
-        #expect(try names(rt.journalDir) == ["journal-\(getpid()).json", "journal-\(live).json"])
+        // Sorted as names() sorts them: as strings ("journal-100012" before "journal-99999").
+        let left = try names(rt.journalDir)
+        #expect(left == ["journal-\(getpid()).json", "journal-\(live).json"].sorted(), "left: \(left)")
         #expect(throws: DuckPromptError.self) { try store.remove(path: "/tmp/journal-1.json") }
     }
 
