@@ -249,6 +249,33 @@ struct PromptLifecycleTests {
         }
     }
 
+    @Test("each ending's error: 75 for an interruption, a cancel, the failure with the kept journal, 69 when lost")
+    func endingErrors() throws {
+        let journal = "/run/user/1000/duckprompt/journal-42.json"
+        let server = "unix:/run/user/1000/pulse/native"
+        #expect(PromptRun.error(for: .played(handedOver: false), journalPath: journal, server: server) == nil)
+        #expect(PromptRun.error(for: .played(handedOver: true), journalPath: nil, server: server) == nil)
+        let interrupted = try #require(PromptRun.error(for: .interrupted(reason: "interrupted by a message prompt"),
+                                                       journalPath: journal, server: server) as? DuckPromptError)
+        #expect(interrupted == DuckPromptError(.dropped, "prompt interrupted by a message prompt"))
+        #expect(interrupted.exitCode == 75)
+        #expect(PromptRun.error(for: .cancelled, journalPath: journal, server: server) is CancellationError)
+        // A failure whose duck was confirmed restored is itself; one whose journal is kept says where.
+        #expect(PromptRun.error(for: .failed(Self.lost, journalKept: false), journalPath: journal, server: server)
+                as? DuckPromptError == Self.lost)
+        #expect(PromptRun.error(for: .failed(Self.lost, journalKept: true), journalPath: nil, server: server)
+                as? DuckPromptError == Self.lost, "nothing journaled: nothing to name")
+        let kept = try #require(PromptRun.error(for: .failed(Self.lost, journalKept: true), journalPath: journal,
+                                                server: server) as? DuckPromptError)
+        #expect(kept.code == .unavailable)
+        #expect(kept.message == "the sound server went away; what it ducked is journaled in \(journal) and is "
+                + "restored by the next duckprompt command, or `duckprompt restore`, once the server answers")
+        let lostInRelease = try #require(PromptRun.error(for: .lostDuringRelease, journalPath: journal,
+                                                         server: server) as? DuckPromptError)
+        #expect(lostInRelease.exitCode == 69)
+        #expect(lostInRelease.message.hasPrefix("the sound server at \(server) went away before every volume was restored; what it ducked is journaled in \(journal)"))
+    }
+
     /// A driver that answers every action as a server would, except that a seeded generator
     /// stops or fails the prompt at a random step: whatever happens, the prompt ends, a duck
     /// that was started is ended (released or handed over), streams are used in order, and

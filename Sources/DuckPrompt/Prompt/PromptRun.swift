@@ -161,27 +161,41 @@ final class PromptRun {
 
     /// The prompt's result for its ending: the report, or the error to throw.
     func end(_ ending: PromptLifecycle.Ending) throws -> PlayReport {
+        if let error = Self.error(for: ending, journalPath: session?.journal?.path,
+                                  server: connection.serverDescription) {
+            throw error
+        }
+        guard let route else { preconditionFailure("played without a route") }
+        return PlayReport(route: route, duckedStreams: session?.touched.sorted() ?? [],
+                          framesPlayed: streams.values.reduce(0) { $0 + $1.framesWritten },
+                          recoveryNotes: notes, preRollMs: preRoll)
+    }
+
+    /// What a prompt that ended so throws; nil when it played (whole, its duck released or
+    /// handed over).
+    /// - Parameters:
+    ///   - journalPath: the prompt's journal, when it wrote one: named in the message when the
+    ///     duck could not be confirmed restored.
+    ///   - server: the server as a user would name it.
+    /// - Returns: `.dropped` (75) "prompt interrupted by …" for an interruption,
+    ///   `CancellationError` for a cancel, the failure itself (with the kept journal's note),
+    ///   or `.unavailable` (69) when the server went away before every volume was restored.
+    static func error(for ending: PromptLifecycle.Ending, journalPath: String?, server: String) -> (any Error)? {
         switch ending {
         case .played:
-            guard let route else { preconditionFailure("played without a route") }
-            return PlayReport(route: route, duckedStreams: session?.touched.sorted() ?? [],
-                              framesPlayed: streams.values.reduce(0) { $0 + $1.framesWritten },
-                              recoveryNotes: notes, preRollMs: preRoll)
+            return nil
         case .interrupted(let reason):
-            throw DuckPromptError(.dropped, "prompt \(reason)")
+            return DuckPromptError(.dropped, "prompt \(reason)")
         case .cancelled:
-            throw CancellationError()
+            return CancellationError()
         case .failed(let error, let journalKept):
             // The server died or stalled (or refused the stream): what is not confirmed
             // restored stays journaled for the next duckprompt or `duckprompt restore`.
-            if journalKept, let journal = session?.journal {
-                throw DuckPromptError(error.code, error.message + DuckPrompt.keptJournalNote(journal.path))
-            }
-            throw error
+            guard journalKept, let journalPath else { return error }
+            return DuckPromptError(error.code, error.message + DuckPrompt.keptJournalNote(journalPath))
         case .lostDuringRelease:
-            let path = session?.journal?.path ?? "the journal directory"
-            throw DuckPromptError(.unavailable, "the sound server at \(connection.serverDescription) went away "
-                + "before every volume was restored" + DuckPrompt.keptJournalNote(path))
+            return DuckPromptError(.unavailable, "the sound server at \(server) went away before every volume "
+                + "was restored" + DuckPrompt.keptJournalNote(journalPath ?? "the journal directory"))
         }
     }
 

@@ -134,3 +134,20 @@ package enum BoundedFile {
         }
     }
 }
+
+/// Reads up to `count` bytes of the file at `path` from `offset` (`open`, `pread`): the head
+/// of a file whose header libsndfile does not report. Empty when it cannot be read.
+package func readBytes(of path: String, at offset: Int, count: Int) -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return [] }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: count)
+    var filled = 0
+    while filled < count {
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + filled, count - filled, off_t(offset + filled)) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { break }
+        filled += n
+    }
+    return Array(bytes[0..<filled])
+}

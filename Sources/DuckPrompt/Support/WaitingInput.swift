@@ -1,0 +1,91 @@
+import FoundationEssentials
+import Glibc
+
+/// A descriptor that becomes readable once `signal()` was called (a self-pipe, `pipe`): a
+/// `poll` on it and on an input is cut short from another thread (a signal's thread).
+package final class WakePipe: @unchecked Sendable {
+    private let ends: (read: Int32, write: Int32)
+
+    /// - Returns: nil when no pipe can be made (`pipe` failed: out of descriptors).
+    /// Both ends close on exec; the write end does not block (a full pipe is readable anyway).
+    package init?() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return nil }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+        ends = (fds[0], fds[1])
+    }
+
+    deinit {
+        close(ends.read)
+        close(ends.write)
+    }
+
+    /// The end to `poll` for `POLLIN`.
+    package var descriptor: Int32 { ends.read }
+
+    /// Makes `descriptor` readable (one byte, never read back: it stays readable).
+    package func signal() {
+        var byte: UInt8 = 1
+        _ = write(ends.write, &byte, 1)
+    }
+}
+
+/// Input that may never end (a FIFO no one writes, a terminal, a pipe whose writer never
+/// closes), read so that a cancellation stops the wait at once.
+package enum WaitingInput {
+    /// Opens `path`, a FIFO or a character device, for reading without waiting for a writer:
+    /// `open(O_RDONLY | O_NONBLOCK)` returns at once on a FIFO that has none, where a
+    /// blocking `open` would wait for one, deaf to signals the process blocks.
+    /// - Throws: `.noInput` (66) naming the file and `strerror`.
+    package static func open(_ path: String) throws -> Int32 {
+        while true {
+            let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            if fd >= 0 { return fd }
+            if errno == EINTR { continue }
+            throw DuckPromptError(.noInput, "\(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Reads `fd` to its end (a FIFO: until its last writer closes it), waiting with `poll`
+    /// on it and on `wake`.
+    /// - Parameters:
+    ///   - label: names the input in messages (`standard input`, the path).
+    ///   - wake: a descriptor that becomes readable to stop the wait (`WakePipe`); nil waits
+    ///     for the input alone.
+    ///   - limit: the most bytes kept; one more is an error.
+    /// - Throws: `CancellationError` once `wake` is readable (before or during the wait);
+    ///   `.noInput` (66) when `read` fails; `.unsupportedData` (65) past `limit` bytes.
+    /// A FIFO that no writer opened yet reads as not ready (Linux reports `POLLHUP` only
+    /// after a writer came and went), so the wait lasts until a writer writes or a
+    /// cancellation comes. `O_NONBLOCK` is never set here: standard input's file status is
+    /// shared with the shell.
+    package static func readAll(_ fd: Int32, label: String, wake: Int32?, limit: Int) throws -> [UInt8] {
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wake ?? -1, events: Int16(POLLIN), revents: 0)]
+        while true {
+            fds[0].revents = 0
+            fds[1].revents = 0
+            let ready = poll(&fds, nfds_t(fds.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw DuckPromptError(.noInput, "\(label): \(String(cString: strerror(errno)))")
+            }
+            if fds[1].revents != 0 { throw CancellationError() }
+            guard fds[0].revents != 0 else { continue }
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return data }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw DuckPromptError(.noInput, "\(label): \(String(cString: strerror(errno)))")
+            }
+            guard data.count + n <= limit else {
+                throw DuckPromptError(.unsupportedData,
+                    "\(label): longer than \(limit >> 20) MiB, the most read from a pipe or device (give a file by name)")
+            }
+            data.append(contentsOf: chunk[0..<n])
+        }
+    }
+}
