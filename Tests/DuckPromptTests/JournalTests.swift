@@ -147,9 +147,9 @@ struct DuckJournalTests {
         #expect(ProcessLiveness.parseStart(stat: "1 (x) S 1 2") == nil)
         #expect(ProcessLiveness.parseState(stat: line) == "S")
         #expect(ProcessLiveness.parseState(stat: "7 (z) Z 1") == "Z")
-        let own = try #require(DuckJournal.processStart(of: getpid()))
+        let own = try #require(ProcessLiveness.start(of: getpid()))
         #expect(own > 0)
-        #expect(DuckJournal.processStart(of: try deadPid()) == nil)
+        #expect(ProcessLiveness.start(of: try deadPid()) == nil)
         #expect(DuckJournal(pid: getpid(), processStart: own, depth: -20).ownerIsAlive)
         #expect(!DuckJournal(pid: getpid(), processStart: own + 1, depth: -20).ownerIsAlive)
     }
@@ -276,9 +276,9 @@ struct JournalStoreTests {
         let m = try mode(rt.journalDir)
         #expect(m & S_IFMT == S_IFDIR)
         #expect(m & 0o7777 == 0o700)
-        #expect(JournalStore.directoryPath(runtimeDir: nil) == "/tmp/duckprompt-\(geteuid())")
-        #expect(JournalStore.directoryPath(runtimeDir: "") == "/tmp/duckprompt-\(geteuid())")
-        #expect(JournalStore.directoryPath(runtimeDir: "relative/dir") == "/tmp/duckprompt-\(geteuid())")
+        #expect(RuntimeDirectory.path(runtimeDir: nil) == "/tmp/duckprompt-\(geteuid())")
+        #expect(RuntimeDirectory.path(runtimeDir: "") == "/tmp/duckprompt-\(geteuid())")
+        #expect(RuntimeDirectory.path(runtimeDir: "relative/dir") == "/tmp/duckprompt-\(geteuid())")
         // Opening it again accepts the existing directory.
         _ = try JournalStore(runtimeDir: rt.path)
     }
@@ -369,12 +369,12 @@ struct JournalStoreTests {
         try child.run()
         defer { kill(child.processIdentifier, SIGKILL); child.waitUntilExit() }
         let live = child.processIdentifier
-        let liveStart = try #require(DuckJournal.processStart(of: live))
+        let liveStart = try #require(ProcessLiveness.start(of: live))
         try JournalStore(runtimeDir: rt.path, pid: live).write(sampleJournal(pid: live, start: liveStart))
 
         // A reused pid: our parent lives, but started at another time than the journal says.
         let parent = getppid()
-        let parentStart = try #require(DuckJournal.processStart(of: parent))
+        let parentStart = try #require(ProcessLiveness.start(of: parent))
         try JournalStore(runtimeDir: rt.path, pid: parent).write(sampleJournal(pid: parent, start: parentStart + 1))
 
         // Our own journal is skipped, whatever its start time.

@@ -97,7 +97,7 @@ package struct DuckJournal: Sendable, Equatable {
                                          runtimeDir: String? = Environment.value("XDG_RUNTIME_DIR"),
                                          serverName: String) throws -> DuckJournal {
         let pid = getpid()
-        guard let start = processStart(of: pid) else {
+        guard let start = ProcessLiveness.start(of: pid) else {
             throw DuckPromptError(.internal, "cannot read the start time of this process from /proc/\(pid)/stat: is /proc mounted?")
         }
         var journal = DuckJournal(pid: pid, processStart: start, server: server, runtimeDir: runtimeDir,
@@ -115,13 +115,6 @@ package struct DuckJournal: Sendable, Equatable {
     }
 
     // MARK: - Owner
-
-    /// A process's start time, clock ticks after boot: field 22 (`starttime`) of
-    /// `/proc/PID/stat`. Nil when the process does not exist (or /proc is not readable).
-    /// `ProcessLiveness.start(of:)`.
-    package static func processStart(of pid: Int32) -> UInt64? {
-        ProcessLiveness.start(of: pid)
-    }
 
     /// Whether the process that wrote this journal still runs: `pid` exists with the same start
     /// time and is not a zombie (a zombie has closed its files, so its lock is free). A pid

@@ -44,12 +44,6 @@ package final class JournalStore: Sendable {
         self.pid = pid
     }
 
-    /// `$XDG_RUNTIME_DIR/duckprompt` for an absolute `runtimeDir`, else `/tmp/duckprompt-<uid>`
-    /// (`RuntimeDirectory.path(runtimeDir:)`).
-    package static func directoryPath(runtimeDir: String?) -> String {
-        RuntimeDirectory.path(runtimeDir: runtimeDir)
-    }
-
     /// The file name of `pid`'s journal: `journal-<pid>.json`.
     package static func fileName(pid: Int32) -> String { "journal-\(pid).json" }
 

@@ -64,7 +64,8 @@ final class PromptRun {
     /// Consecutive sources of one format play as one gapless stream (`PromptSequence`); the
     /// first carries the pre-roll's silence.
     private var groups: [any PromptSource] = []
-    private var streams: [Int: PromptStream] = [:]
+    /// One per part, opened in part order.
+    private var streams: [PromptStream] = []
     private var properties: [String: String] = [:]
     /// The saved volume for the prompt's `media.role`, read under a relative `--volume`.
     private var slot: ChannelVolumes?
@@ -80,7 +81,7 @@ final class PromptRun {
 
     /// Releases the streams, the locks and the queue entry, in that order.
     func close() {
-        for part in streams.keys.sorted() { streams[part]?.close() }
+        for stream in streams { stream.close() }
         streams.removeAll()
         reclaimed?.release()
         watcher?.cancel()
@@ -107,7 +108,8 @@ final class PromptRun {
         case .route:
             return .routed(try routeAndPlan())
         case .openStream(let part, let corked):
-            streams[part] = try makeStream(part, corked: corked)
+            precondition(part == streams.count, "parts are opened in order")
+            streams.append(try makeStream(part, corked: corked))
             return .streamOpened(part: part)
         case .readyStream(let part):
             try ready(part)
@@ -134,7 +136,7 @@ final class PromptRun {
             stream(part).fadeOutAndStop(restoring: slot)
             return .fadedOut
         case .restorePromptVolume:
-            if let slot, let last = streams.keys.max().flatMap({ streams[$0] }) { last.setOwnVolume(slot) }
+            if let slot, let last = streams.last { last.setOwnVolume(slot) }
             return .promptVolumeRestored
         case .checkQueue:
             guard let store, let ticket else { return .queueChecked(anotherWaits: false) }
@@ -167,7 +169,7 @@ final class PromptRun {
         }
         guard let route else { preconditionFailure("played without a route") }
         return PlayReport(route: route, duckedStreams: session?.touched.sorted() ?? [],
-                          framesPlayed: streams.values.reduce(0) { $0 + $1.framesWritten },
+                          framesPlayed: streams.reduce(0) { $0 + $1.framesWritten },
                           recoveryNotes: notes, preRollMs: preRoll)
     }
 
@@ -207,8 +209,8 @@ final class PromptRun {
     }
 
     private func stream(_ part: Int) -> PromptStream {
-        guard let stream = streams[part] else { preconditionFailure("part \(part)'s stream is opened first") }
-        return stream
+        guard streams.indices.contains(part) else { preconditionFailure("part \(part)'s stream is opened first") }
+        return streams[part]
     }
 
     private var stopRequested: () -> Bool { { [connection] in connection.interrupted } }
