@@ -23,7 +23,13 @@ let package = Package(
         // pkgConfig, whose libs would link -lespeak-ng into every process. The library is
         // opened with dlopen for `say` alone (Playback/EspeakLibrary.swift).
         .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev"])]),
-        .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG"],
+        // libpipewire's headers and library, for the C layer below alone.
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3",
+                       providers: [.apt(["libpipewire-0.3-dev"])]),
+        // The one C file over libpipewire: a PipeWire node's volumes, each change in order
+        // (Pulse/NodeVolumeWatch.swift is its only caller).
+        .target(name: "CPipeWireNodes", dependencies: ["CPipeWire"]),
+        .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes"],
                 swiftSettings: foundationFree),
         .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt"], swiftSettings: foundationFree),
         .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI"], swiftSettings: foundationFree),

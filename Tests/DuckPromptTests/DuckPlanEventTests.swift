@@ -64,6 +64,31 @@ struct DuckPlanEventTests {
         #expect(zip(restored.values, [30000, 30000]).allSatisfy { abs(Int($0) - Int($1)) <= 2 }, "\(restored)")
     }
 
+    @Test("a PipeWire node's values, each in order: a user's change one of our writes overwrote is written again and kept; a stream not ducked is not taken up")
+    func nodeValuesInOrder() {
+        var plan = DuckPlan(inputs: [Self.input(1, [60000, 60000], app: "a")], depth: -20)
+        let steps = Ramp(from: 0, to: -20, durationMs: 200).steps
+        var written: [ChannelVolumes] = []
+        for step in steps.prefix(6) { written += Self.volumes(plan.apply(gain: step.gain)).values }
+        let user = ChannelVolumes([30000, 20000])
+        // The node applied writes 0-2, then the user's change, then writes 3-5 over it.
+        for volume in written.prefix(3) { #expect(plan.changed(index: 1, volume: volume).isEmpty) }
+        #expect(plan.changed(index: 1, volume: user).isEmpty, "nothing written while writes are in flight")
+        #expect(plan.changed(index: 1, volume: written[3]).count == 1, "the change is written again once ours overwrote it")
+        let again = plan.entries[0].current
+        #expect(again == user, "the user's exact value at the gain they set it")
+        // Writes 4 and 5 overwrite the rewrite too: each coming back asks for one more.
+        var rewrites = 1
+        for volume in written.dropFirst(4) { rewrites += plan.changed(index: 1, volume: volume).count }
+        #expect(rewrites == 3)
+        for _ in 0..<rewrites { #expect(plan.changed(index: 1, volume: again).isEmpty) }
+        #expect(plan.isSettled)
+        #expect(plan.changed(index: 7, volume: user).isEmpty && plan.entries.count == 1, "a stream not ducked stays out")
+        let restored = try! #require(Self.volumes(plan.release())[1])
+        #expect(restored != ChannelVolumes([60000, 60000]) && restored.values[0] > 30000 && restored.values[1] > 20000,
+                "\(restored)")
+    }
+
     /// A user's change that the server applied between two of our ramp writes, in both
     /// directions: the info answers arrive in the order the server sent them.
     struct RaceCase: Sendable, CustomStringConvertible {

@@ -200,4 +200,50 @@ struct DuckIntegrationTests {
         let expected = original.map { $0 / 2 }
         #expect(zip(after, expected).allSatisfy { abs($0 - $1) <= 2 }, "after \(after), expected about \(expected)")
     }
+
+    /// On PipeWire a ducked stream is followed through its node (`NodeVolumeWatch`); when the
+    /// PipeWire socket cannot be reached, through libpulse as on PulseAudio. Either way a
+    /// user's change is kept and an untouched stream comes back exact.
+    @Test("With and without PipeWire's own socket: the ducked streams followed through their nodes, or through libpulse; a user's change kept, the rest exact",
+          arguments: [true, false])
+    func followedThroughNodesOrLibpulse(_ reachable: Bool) throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let changed = "followed-\(reachable)-\(rig.tag)", untouched = "untouched-\(reachable)-\(rig.tag)"
+        try Self.player(rig, sink: speaker, app: changed, role: "music", volume: 60000)
+        try Self.player(rig, sink: speaker, app: untouched, role: "game", volume: 41000)
+        let original = try #require(try Pactl.volume(ofApp: changed))
+        let other = try #require(try Pactl.volume(ofApp: untouched))
+        let index = try #require(try Self.index(ofApp: changed))
+
+        var environment = ["DUCKPROMPT_DEBUG": "1"]
+        if !reachable { environment["PIPEWIRE_REMOTE"] = "duckprompt-no-such-socket" }
+        let prompt = try Background([duckpromptBinary, "play", try Self.prompt(seconds: 2.0)],
+                                    environment: environment, captureStderr: true)
+        try Self.waitDucked(changed, from: original)
+        Thread.sleep(forTimeInterval: 0.4)   // past the attack: fully ducked
+        let ducked = try #require(try Pactl.volume(ofApp: changed))
+        try Pactl.call("set-sink-input-volume", "\(index)", "\(ducked[0] / 2)", "\(ducked[1] / 2)")
+        let status = prompt.wait(timeout: 10)
+        let trace = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 0, "\(trace.suffix(2000))")
+        let nodeLines = trace.split(separator: "\n").filter { $0.contains(": node ") && $0.contains(" of \(index) ") }
+        if TestServer.kind == "pipewire" && reachable {
+            // The node's first value, every ramp write, and the user's change.
+            #expect(nodeLines.count >= 10, "only \(nodeLines.count) values from the node of \(index)")
+            #expect(FaultIntegrationTests.saw(ducked.map { $0 / 2 }, of: index, in: trace), "the change did not come from the node")
+        } else {
+            #expect(nodeLines.isEmpty, "\(nodeLines.prefix(3))")
+            #expect(FaultIntegrationTests.saw(ducked.map { $0 / 2 }, of: index, in: trace), "the change was not seen")
+        }
+        if TestServer.kind == "pipewire" && !reachable {
+            #expect(trace.contains("pipewire: cannot connect"), "\(trace.prefix(1000))")
+        }
+        let after = try #require(try Pactl.volume(ofApp: changed))
+        let expected = original.map { $0 / 2 }
+        #expect(zip(after, expected).allSatisfy { abs($0 - $1) <= 2 }, "after \(after), expected about \(expected)")
+        #expect(try Pactl.volume(ofApp: untouched) == other)
+    }
 }

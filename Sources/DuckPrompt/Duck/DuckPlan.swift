@@ -314,10 +314,15 @@ package struct DuckPlan: Sendable, Equatable {
     /// the current gain becomes the stream's own volume, and the audible value is left as they
     /// set it. Nothing is written back.
     public mutating func changed(_ input: SinkInput, now: ContinuousClock.Instant = .now) -> [DuckAction] {
-        guard let i = entries.firstIndex(where: { $0.index == input.index }) else {
-            return appeared(input, now: now)
-        }
-        let seen = input.volume
+        guard entries.contains(where: { $0.index == input.index }) else { return appeared(input, now: now) }
+        return changed(index: input.index, volume: input.volume, now: now)
+    }
+
+    /// `changed(_:now:)` for a volume seen without the rest of the stream's info (the one its
+    /// PipeWire node applied: `NodeVolumeWatch`); nothing for a stream not ducked.
+    public mutating func changed(index: UInt32, volume seen: ChannelVolumes,
+                                 now: ContinuousClock.Instant = .now) -> [DuckAction] {
+        guard let i = entries.firstIndex(where: { $0.index == index }) else { return [] }
         if let k = entries[i].inFlight.firstIndex(where: { Self.close($0, seen) }) {
             entries[i].inFlight.removeFirst(k + 1)
             entries[i].confirmed = seen

@@ -23,19 +23,82 @@ final class DuckSession: @unchecked Sendable {
     ///   - plan: the streams found at the start and the depth.
     /// Subscribes to sink-input events when the plan ducks anything (depth < 0).
     /// - Throws: `.unavailable` when the server refuses the subscription.
-    init(connection: PulseConnection, plan: DuckPlan) throws {
+    ///   - inputs: the sink-inputs the plan was made from (their PipeWire node properties).
+    ///   - onPipeWire: the server is pipewire-pulse (`pa_server_info.server_name`): the volumes
+    ///     of ducked streams are followed through their PipeWire nodes (`NodeVolumeWatch`).
+    init(connection: PulseConnection, plan: DuckPlan, inputs: [SinkInput] = [], onPipeWire: Bool = false) throws {
         self.connection = connection
         self.plan = plan
         pending = PendingOperations(mainloop: connection.mainloop)
-        inbox = EventInbox(mainloop: connection.mainloop)
+        let inbox = EventInbox(mainloop: connection.mainloop)
+        self.inbox = inbox
         subscribed = plan.depth < 0 || !plan.entries.isEmpty
         if subscribed { try connection.subscribe(into: inbox) }
+        watch = subscribed && onPipeWire ? connection.withLock {
+            let watch = connection.nodeVolumeWatchLocked()
+            watch?.inbox = inbox
+            return watch
+        } : nil
+        if watch != nil {
+            let ducked = Set(plan.entries.map(\.index))
+            connection.withLock {
+                for input in inputs where ducked.contains(input.index) { followLocked(input) }
+            }
+        }
     }
 
     /// Whether sink-input events are followed: the plan ducks, or took over ducked streams.
     private let subscribed: Bool
 
-    deinit { if subscribed { connection.unsubscribe() } }
+    /// On PipeWire, the nodes of ducked streams, followed for each volume they apply: a user's
+    /// change that one of our writes overwrote a millisecond later is seen there, never in a
+    /// libpulse info (`NodeVolumeWatch`). nil on PulseAudio, or when PipeWire cannot be reached.
+    private let watch: NodeVolumeWatch?
+    /// Sink-input index of each node followed. Lock held.
+    private var nodes: [UInt32: UInt32] = [:]
+    /// Sink-inputs whose node has reported its volume: from then on only the node's values are
+    /// fed to the plan (libpulse infos of them are skipped: two accounts of one stream, each in
+    /// its own order, would make an old state look like a new change). Lock held.
+    private var followed: Set<UInt32> = []
+    /// Whether the first ramp has waited for the nodes' first values (`awaitFollowedLocked`).
+    private var awaitedFollowed = false
+
+    deinit {
+        if let watch {
+            connection.withLock {
+                for node in nodes.keys { watch.unwatchLocked(node: node) }
+                watch.inbox = nil
+            }
+        }
+        if subscribed { connection.unsubscribe() }
+    }
+
+    /// Starts following `input`'s PipeWire node, if there is a watch and it names one. Lock held.
+    private func followLocked(_ input: SinkInput) {
+        guard let watch, !nodes.values.contains(input.index), watch.watchLocked(input),
+              let node = input.properties["object.id"].flatMap({ UInt32($0) }) else { return }
+        nodes[node] = input.index
+    }
+
+    /// How long the first ramp waits for the followed nodes' first values; a node that has not
+    /// answered by then is followed through libpulse until it does.
+    static let followWait: Duration = .milliseconds(200)
+
+    /// Waits until every followed node has reported its volume (or was lost), so that no change
+    /// falls between the snapshot and the subscription. Lock held.
+    private func awaitFollowedLocked() {
+        awaitedFollowed = true
+        guard watch != nil, !nodes.isEmpty else { return }
+        let deadline = ContinuousClock.now + Self.followWait
+        connection.withWakeupLocked(at: deadline) {
+            while true {
+                handleEventsLocked()
+                if nodes.values.allSatisfy({ followed.contains($0) }) { return }
+                guard connection.isAliveLocked, ContinuousClock.now < deadline else { return }
+                if inbox.isEmpty { connection.waitLocked() }
+            }
+        }
+    }
 
     /// Events and actions, traced with `DUCKPROMPT_DEBUG=1` (`DebugTrace`).
     private func trace(_ text: @autoclosure () -> String) { DebugTrace.write(text()) }
@@ -47,13 +110,17 @@ final class DuckSession: @unchecked Sendable {
     /// writes was overwritten without a trace: 4 of 70 changes at random points of a release
     /// on PipeWire were lost; with it, none of 100. Up to `readEach` writes, one info request
     /// each; more (a busy desktop), one list of every sink-input before them. Lock held.
+    /// A stream followed through its PipeWire node needs no read: the node reports each value.
     private func sendLocked(_ actions: [DuckAction]) {
         let writes = actions.volumeWrites
-        if writes.count > Self.readEach { connection.requestSinkInputLocked(nil, into: inbox) }
+        let unfollowed = writes.reduce(0) { $0 + (followed.contains($1.index) ? 0 : 1) }
+        if unfollowed > Self.readEach { connection.requestSinkInputLocked(nil, into: inbox) }
         for (index, volume) in writes {
             trace("setVolume \(index) \(volume.values.map(String.init).joined(separator: ","))")
             touched.insert(index)
-            if writes.count <= Self.readEach { connection.requestSinkInputLocked(index, into: inbox) }
+            if unfollowed <= Self.readEach && !followed.contains(index) {
+                connection.requestSinkInputLocked(index, into: inbox)
+            }
             connection.setSinkInputVolumeLocked(index, volume, pending: pending)
         }
     }
@@ -71,8 +138,21 @@ final class DuckSession: @unchecked Sendable {
         for event in events where event.facility == .sinkInput {
             trace("event \(event)")
             switch event.change {
+            // A followed stream's node reports its volume itself.
+            case .changed where followed.contains(event.index): break
             case .new, .changed: connection.requestSinkInputLocked(event.index, into: inbox)
             case .removed: actions += plan.ended(index: event.index)
+            }
+        }
+        let lost = inbox.lostNodes
+        inbox.lostNodes.removeAll()
+        for node in lost {
+            // Followed through libpulse again, from a fresh read.
+            let indices = node == UInt32.max ? Array(nodes.values) : nodes[node].map { [$0] } ?? []
+            if node == UInt32.max { nodes.removeAll() } else { nodes[node] = nil }
+            for index in indices {
+                followed.remove(index)
+                connection.requestSinkInputLocked(index, into: inbox)
             }
         }
         let infos = inbox.sinkInputs
@@ -83,10 +163,20 @@ final class DuckSession: @unchecked Sendable {
                 plan.exclude(info.index)
                 continue
             }
+            if followed.contains(info.index) && plan.entries.contains(where: { $0.index == info.index }) { continue }
             actions += plan.appeared(info)
+            if watch != nil && plan.entries.contains(where: { $0.index == info.index }) { followLocked(info) }
+        }
+        let volumes = inbox.nodeVolumes
+        inbox.nodeVolumes.removeAll()
+        for (node, volume) in volumes {
+            guard let index = nodes[node] else { continue }
+            trace("node \(node) of \(index) \(volume.values.map(String.init).joined(separator: ","))")
+            followed.insert(index)
+            actions += plan.changed(index: index, volume: volume)
         }
         // The journal first: a crash right after a write must find the stream journaled.
-        if !events.isEmpty || !infos.isEmpty { journal?.update(plan) }
+        if !events.isEmpty || !infos.isEmpty || !volumes.isEmpty { journal?.update(plan) }
         sendLocked(actions)
     }
 
@@ -120,6 +210,7 @@ final class DuckSession: @unchecked Sendable {
         }
         func elapsedMs(_ now: ContinuousClock.Instant) -> Double { (now - start).seconds * 1000 }
         return try connection.withLock {
+            if !awaitedFollowed { awaitFollowedLocked() }
             while true {
                 handleEventsLocked()
                 // Sent at their offsets without waiting for the answers: pipewire-pulse takes

@@ -261,7 +261,8 @@ final class PromptRun {
         var plan = DuckPlan(inputs: snapshot.sinkInputs, depth: depth, exemptRoles: options.exemptRoles)
         // The duck of a prompt this one interrupted continues: no release in between.
         if let handed { plan.adopt(handed, live: snapshot.sinkInputs) }
-        let session = try DuckSession(connection: connection, plan: plan)
+        let session = try DuckSession(connection: connection, plan: plan, inputs: snapshot.sinkInputs,
+                                      onPipeWire: info.serverName.contains("PipeWire"))
         self.session = session
         if depth < 0 || !plan.entries.isEmpty || !plan.ended.isEmpty || options.volume != nil {
             // Journaled before the first volume write.

@@ -29,6 +29,11 @@ package final class PulseConnection: @unchecked Sendable {
     /// context, which its callbacks reach unretained.
     let probe: LivenessProbe
 
+    /// The PipeWire client that follows nodes' volumes (`nodeVolumeWatchLocked()`): tried once,
+    /// kept for the connection's life. Lock held.
+    private var nodeWatch: NodeVolumeWatch?
+    private var triedNodeWatch = false
+
     /// When `waitUntilReady()` gives up.
     private let readyDeadline: ContinuousClock.Instant
 
@@ -177,6 +182,7 @@ package final class PulseConnection: @unchecked Sendable {
 
     deinit {
         pa_threaded_mainloop_lock(mainloop)
+        nodeWatch = nil
         pa_context_set_state_callback(context, nil, nil)
         pa_context_set_subscribe_callback(context, nil, nil)
         pa_context_disconnect(context)
@@ -184,6 +190,16 @@ package final class PulseConnection: @unchecked Sendable {
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_stop(mainloop)
         pa_threaded_mainloop_free(mainloop)
+    }
+
+    /// The connection's `NodeVolumeWatch`, connected on the first call; nil when PipeWire
+    /// cannot be reached or failed since. Call only when the server is pipewire-pulse. Lock held.
+    func nodeVolumeWatchLocked() -> NodeVolumeWatch? {
+        if !triedNodeWatch {
+            triedNodeWatch = true
+            nodeWatch = NodeVolumeWatch(mainloop: mainloop)
+        }
+        return nodeWatch?.failed == false ? nodeWatch : nil
     }
 
     /// Runs `body` holding the loop lock (`pa_threaded_mainloop_lock`).

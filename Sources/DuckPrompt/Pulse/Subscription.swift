@@ -35,9 +35,13 @@ final class EventInbox: @unchecked Sendable {
     var events: [ServerEvent] = []
     /// Answers to `requestSinkInputLocked`, in arrival order. Guarded by the loop lock.
     var sinkInputs: [SinkInput] = []
+    /// Channel volumes PipeWire nodes applied, in order (`NodeVolumeWatch`). Lock held.
+    var nodeVolumes: [(node: UInt32, volume: ChannelVolumes)] = []
+    /// Nodes `NodeVolumeWatch` can no longer follow (`UInt32.max`: none at all). Lock held.
+    var lostNodes: [UInt32] = []
     init(mainloop: OpaquePointer) { self.mainloop = mainloop }
 
-    var isEmpty: Bool { events.isEmpty && sinkInputs.isEmpty }
+    var isEmpty: Bool { events.isEmpty && sinkInputs.isEmpty && nodeVolumes.isEmpty && lostNodes.isEmpty }
 }
 
 extension PulseConnection {

@@ -1,0 +1,107 @@
+import CPipeWireNodes
+import CPulseAudio
+import Glibc
+
+/// What the PipeWire node of a sink-input applied, one value per change, in order: the
+/// channel volumes a user's `pactl set-sink-input-volume` set between two of the duck's ramp
+/// writes, even when the next write overwrote it within a millisecond. pipewire-pulse answers
+/// an info request with the state at that moment, so through libpulse alone such a change is
+/// never seen (1-2 of 20 changes at random points of a ramp; Docs/design.md). A native
+/// PipeWire client subscribed to the node's Props sees each one.
+///
+/// The only Swift caller of `CPipeWireNodes` (the C layer over libpipewire). Its PipeWire loop
+/// has no thread of its own: libpulse's threaded mainloop polls the loop's file descriptor
+/// (`pa_mainloop_api.io_new`) and dispatches it with the loop lock held, so every callback
+/// and call runs under the one lock that guards the connection.
+///
+/// A sink-input's node is named by its properties `object.id` and `object.serial`
+/// (pipewire-pulse sets both); a node whose `object.serial` differs (another daemon than the
+/// pulse server's, an id reused) is refused and reported lost.
+final class NodeVolumeWatch: @unchecked Sendable {
+    // @unchecked: every member is touched with the connection's loop lock held.
+    private let handle: OpaquePointer
+    private let mainloop: OpaquePointer
+    private var io: OpaquePointer?
+    /// Where volumes and losses go; nil drops them. Lock held.
+    var inbox: EventInbox?
+    /// Set when the PipeWire connection failed: nothing is followed any more. Lock held.
+    private(set) var failed = false
+
+    /// Connects to the PipeWire daemon (`PIPEWIRE_REMOTE`, else `$XDG_RUNTIME_DIR/pipewire-0`)
+    /// and hooks its loop into `connection`'s mainloop. Lock held.
+    /// - Returns: nil when PipeWire cannot be reached (a PulseAudio system, another runtime
+    ///   directory): the caller follows volumes through libpulse alone.
+    /// libpipewire: `pw_context_connect`, `pw_core_get_registry`; libpulse: `io_new`.
+    init?(mainloop: OpaquePointer) {
+        var error: Int32 = 0
+        guard let handle = dp_pw_connect(NodeVolumeWatch.onVolumes, NodeVolumeWatch.onLost, nil, &error) else {
+            DebugTrace.write("pipewire: cannot connect (\(error))")
+            return nil
+        }
+        self.handle = handle
+        self.mainloop = mainloop
+        dp_pw_set_userdata(handle, Unmanaged.passUnretained(self).toOpaque())
+        let api = pa_threaded_mainloop_get_api(mainloop)!
+        io = api.pointee.io_new(api, dp_pw_fd(handle), PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
+            let watch = Unmanaged<NodeVolumeWatch>.fromOpaque(userdata!).takeUnretainedValue()
+            watch.dispatchLocked()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        dispatchLocked()
+    }
+
+    /// Unhooks and disconnects. Lock held.
+    deinit {
+        if let io { pa_threaded_mainloop_get_api(mainloop)?.pointee.io_free(io) }
+        dp_pw_free(handle)
+    }
+
+    /// Starts following the node of `input` (nothing when it names none): its current volume
+    /// arrives first, then each change, in `inbox.nodeVolumes`. Lock held.
+    /// - Returns: whether it is followed (false: no node properties, or PipeWire failed).
+    func watchLocked(_ input: SinkInput) -> Bool {
+        guard !failed, let node = input.properties["object.id"].flatMap({ UInt32($0) }) else { return false }
+        let serial = input.properties["object.serial"].flatMap { UInt64($0) } ?? 0
+        guard dp_pw_watch(handle, node, serial) == 0 else { return false }
+        dispatchLocked()
+        return true
+    }
+
+    /// Stops following a node. Lock held.
+    func unwatchLocked(node: UInt32) { dp_pw_unwatch(handle, node) }
+
+    /// Runs the PipeWire loop's ready work (its callbacks fill the inbox). Lock held.
+    private func dispatchLocked() {
+        guard !failed else { return }
+        if dp_pw_dispatch(handle) < 0 { lostLocked(node: UInt32.max, res: -EIO) }
+    }
+
+    fileprivate func volumesLocked(node: UInt32, linear: UnsafeBufferPointer<Float>) {
+        // pipewire-pulse's own conversion, libpulse's function: round(cbrt(linear) × PA_VOLUME_NORM).
+        let volume = ChannelVolumes(linear.map { pa_sw_volume_from_linear(Double($0)) })
+        inbox?.nodeVolumes.append((node, volume))
+        pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
+    fileprivate func lostLocked(node: UInt32, res: Int32) {
+        DebugTrace.write("pipewire: lost node \(node) (\(res))")
+        if node == UInt32.max {
+            failed = true
+            // Its descriptor would stay readable (hung up): no more polling. libpulse allows
+            // an io event to be freed from its own callback.
+            if let io { pa_threaded_mainloop_get_api(mainloop)?.pointee.io_free(io) }
+            io = nil
+        }
+        inbox?.lostNodes.append(node)
+        pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
+    private static let onVolumes: dp_pw_volumes_cb = { userdata, node, linear, channels in
+        let watch = Unmanaged<NodeVolumeWatch>.fromOpaque(userdata!).takeUnretainedValue()
+        watch.volumesLocked(node: node, linear: UnsafeBufferPointer(start: linear, count: Int(channels)))
+    }
+
+    private static let onLost: dp_pw_lost_cb = { userdata, node, res in
+        let watch = Unmanaged<NodeVolumeWatch>.fromOpaque(userdata!).takeUnretainedValue()
+        watch.lostLocked(node: node, res: res)
+    }
+}
