@@ -169,6 +169,13 @@ int dp_pw_watch(dp_pw *pw, uint32_t node, uint64_t serial) {
     return 0;
 }
 
+int dp_pw_refresh(dp_pw *pw, uint32_t node) {
+    struct watched *w = find(pw, node);
+    if (w == NULL || w->dead) return -ENOENT;
+    pw_node_enum_params((struct pw_node *)w->proxy, 0, SPA_PARAM_Props, 0, 1, NULL);
+    return 0;
+}
+
 void dp_pw_unwatch(dp_pw *pw, uint32_t node) {
     struct watched *w = find(pw, node);
     if (w != NULL) drop(w);

@@ -118,7 +118,8 @@ public enum DuckPrompt {
         }
     }
 
-    /// Plays one prompt: routes it, ducks every other stream, plays it whole, restores.
+    /// Plays one prompt: routes it, ducks every other stream, plays it whole, restores. Through
+    /// a `Prompter` held for this one prompt: the same implementation an app's prompter uses.
     ///
     /// Order: the file was already validated by `AudioSource`; start connecting; enter the
     /// `PromptQueue` and wait for this prompt's turn (the handshake goes on meanwhile); read
@@ -141,7 +142,7 @@ public enum DuckPrompt {
         // the queue; nothing is asked of the server before its turn.
         let connection = try PulseConnection(server, waitingUntilReady: false)
         return try await runBlocking(InterruptControl()) { control in
-            try runPrompt(box.sources, connection: connection, options: options, server: server, control: control)
+            try Prompter(server: server, connection: connection).runHere(box.sources, options: options, control: control)
         }
     }
 
@@ -161,8 +162,8 @@ public enum DuckPrompt {
         guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
         try options.validate()
         let connection = try PulseConnection(server, waitingUntilReady: false)
-        return try runPrompt(sources, connection: connection, options: options, server: server,
-                                control: cancellation.control)
+        return try Prompter(server: server, connection: connection)
+            .runHere(sources, options: options, control: cancellation.control)
     }
 
     /// `play(files:say:voice:wordsPerMinute:options:server:)` on the calling thread: see
@@ -222,7 +223,7 @@ public enum DuckPrompt {
     }
 
     /// The files, opened, then the texts, to be spoken.
-    private static func sources(files paths: [String], say texts: [String], voice: String?,
+    static func sources(files paths: [String], say texts: [String], voice: String?,
                                 wordsPerMinute: Int?, cancellation: PlayCancellation? = nil) throws -> [any PromptSource] {
         // All the texts of one prompt together: first, before a file is opened or espeak loaded.
         try SpeechSource.checkLength(texts)
@@ -235,10 +236,4 @@ public enum DuckPrompt {
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
         try await play(files: [path], options: options, server: server)
     }
-}
-
-/// Carries prompt sources (reference types read on one thread at a time) to the driver thread.
-private final class SourceList: @unchecked Sendable {
-    let sources: [any PromptSource]
-    init(_ sources: [any PromptSource]) { self.sources = sources }
 }

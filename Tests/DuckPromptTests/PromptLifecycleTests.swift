@@ -257,7 +257,10 @@ struct PromptLifecycleTests {
         #expect(PromptRun.error(for: .played(handedOver: true), journalPath: nil, server: server) == nil)
         let interrupted = try #require(PromptRun.error(for: .interrupted(reason: "interrupted by a message prompt"),
                                                        journalPath: journal, server: server) as? DuckPromptError)
-        #expect(interrupted == DuckPromptError(.dropped, "prompt interrupted by a message prompt"))
+        #expect(interrupted == DuckPromptError(.dropped, "prompt interrupted by a message prompt", dropReason: .interrupted))
+        let replaced = try #require(PromptRun.error(for: .interrupted(reason: "replaced by a newer text prompt (pid 7)"),
+                                                    journalPath: journal, server: server) as? DuckPromptError)
+        #expect(replaced.dropReason == .replaced)
         #expect(interrupted.exitCode == 75)
         #expect(PromptRun.error(for: .cancelled, journalPath: journal, server: server) is CancellationError)
         // A failure whose duck was confirmed restored is itself; one whose journal is kept says where.

@@ -36,6 +36,9 @@ int dp_pw_dispatch(dp_pw *pw);
  * channel volumes come first, then each change. `serial` is the object.serial the node must
  * have (0: not checked). Returns 0, or -ENOMEM; failures later come through `lost`. */
 int dp_pw_watch(dp_pw *pw, uint32_t node, uint64_t serial);
+/* Asks a followed node for its channel volumes again (pw_node_enum_params of Props): they
+ * come through `volumes` like a change. Returns 0, or -ENOENT when `node` is not followed. */
+int dp_pw_refresh(dp_pw *pw, uint32_t node);
 /* Stops following `node` (pw_proxy_destroy). */
 void dp_pw_unwatch(dp_pw *pw, uint32_t node);
 /* Disconnects and frees everything; no callback runs after it. */

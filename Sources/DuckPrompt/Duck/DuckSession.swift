@@ -36,7 +36,7 @@ final class DuckSession: @unchecked Sendable {
         if subscribed { try connection.subscribe(into: inbox) }
         watch = subscribed && onPipeWire ? connection.withLock {
             let watch = connection.nodeVolumeWatchLocked()
-            watch?.inbox = inbox
+            watch?.inboxes.append(inbox)
             return watch
         } : nil
         if watch != nil {
@@ -67,10 +67,10 @@ final class DuckSession: @unchecked Sendable {
         if let watch {
             connection.withLock {
                 for node in nodes.keys { watch.unwatchLocked(node: node) }
-                watch.inbox = nil
+                watch.inboxes.removeAll { $0 === inbox }
             }
         }
-        if subscribed { connection.unsubscribe() }
+        if subscribed { connection.unsubscribe(inbox) }
     }
 
     /// Starts following `input`'s PipeWire node, if there is a watch and it names one. Lock held.
@@ -149,7 +149,11 @@ final class DuckSession: @unchecked Sendable {
         for node in lost {
             // Followed through libpulse again, from a fresh read.
             let indices = node == UInt32.max ? Array(nodes.values) : nodes[node].map { [$0] } ?? []
-            if node == UInt32.max { nodes.removeAll() } else { nodes[node] = nil }
+            if node == UInt32.max {
+                nodes.removeAll()
+            } else if nodes.removeValue(forKey: node) != nil {
+                watch?.unwatchLocked(node: node)
+            }
             for index in indices {
                 followed.remove(index)
                 connection.requestSinkInputLocked(index, into: inbox)

@@ -169,13 +169,16 @@ package final class JournalStore: Sendable {
     /// - Throws: `DuckPromptError(.internal)` when the directory cannot be listed, or when
     ///   `/proc/self/stat` is unreadable (without /proc every owner would look dead).
     /// `readdir(3)`, `openat(2)` with `O_NOFOLLOW`, `/proc/PID/stat`.
-    package func orphans(reporting report: (JournalProblem) -> Void = { _ in }) throws
+    /// - Parameter includingOwn: also this process's own `journal-<pid>.json`: one an earlier
+    ///   prompt of a held `Prompter` kept when its server went away. Only for a caller that
+    ///   holds the `RuntimeLock`, so that no prompt of this process is mid-duck.
+    package func orphans(includingOwn: Bool = false, reporting report: (JournalProblem) -> Void = { _ in }) throws
         -> [(path: String, journal: DuckJournal)] {
         guard ProcessLiveness.start(of: getpid()) != nil else {
             throw DuckPromptError(.internal, "cannot tell live duckprompt processes from dead ones: /proc/self/stat is unreadable (is /proc mounted?)")
         }
         var problems: [JournalProblem] = []
-        let found = try findOrphans { problems.append($0) }
+        let found = try findOrphans(includingOwn: includingOwn) { problems.append($0) }
         for problem in Self.summarized(problems, directory: directory) { report(problem) }
         return found
     }
@@ -202,7 +205,7 @@ package final class JournalStore: Sendable {
         }
     }
 
-    private func findOrphans(reporting report: (JournalProblem) -> Void) throws -> [(path: String, journal: DuckJournal)] {
+    private func findOrphans(includingOwn: Bool, reporting report: (JournalProblem) -> Void) throws -> [(path: String, journal: DuckJournal)] {
         var found: [(path: String, journal: DuckJournal)] = []
         for name in try runtimeDirectory.names().sorted() {
             let path = directory + "/" + name
@@ -212,7 +215,7 @@ package final class JournalStore: Sendable {
             }
             let isHandover = name == Self.handoverName
             guard let namePid = isHandover ? Int32?.some(0) : Self.pid(inJournalName: name),
-                  isHandover || namePid != pid else { continue }
+                  isHandover || namePid != pid || includingOwn else { continue }
             let data: Data
             switch readFile(named: name) {
             case .missing: continue
@@ -238,7 +241,9 @@ package final class JournalStore: Sendable {
                 }
                 continue
             }
-            if journal.pid == pid || journal.ownerIsAlive { continue }
+            // Our own handover is for the next prompt of this process to adopt, not restore.
+            let own = journal.pid == pid
+            if own ? (isHandover || !includingOwn) : journal.ownerIsAlive { continue }
             found.append((path, journal))
         }
         return found

@@ -25,11 +25,12 @@ enum Recovery {
     /// connection still up. A journal whose server is away (killed, restarting, stalled) is
     /// kept for the next try. Call while holding the `RuntimeLock`, so that no two processes
     /// restore the same journal.
-    static func recoverOrphans(store: JournalStore, server: ServerOptions) -> Outcome {
+    /// - Parameter includingOwn: also this process's own kept journal (`JournalStore.orphans`).
+    static func recoverOrphans(store: JournalStore, server: ServerOptions, includingOwn: Bool = false) -> Outcome {
         var outcome = Outcome()
         let orphans: [(path: String, journal: DuckJournal)]
         do {
-            orphans = try store.orphans { problem in outcome.problems.append(problem) }
+            orphans = try store.orphans(includingOwn: includingOwn) { problem in outcome.problems.append(problem) }
         } catch {
             outcome.notes.append("cannot look for journals of dead prompts: \(error)")
             return outcome
@@ -42,7 +43,8 @@ enum Recovery {
                 try store.remove(path: path)
                 outcome.notes.append("restored \(streams) stream volume\(streams == 1 ? "" : "s") and repaired "
                     + "\(repairs) saved volume\(repairs == 1 ? "" : "s") left ducked by "
-                    + "duckprompt (pid \(journal.pid)), which died mid-prompt")
+                    + (journal.pid == getpid() ? "an earlier prompt of this process, whose server went away"
+                                               : "duckprompt (pid \(journal.pid)), which died mid-prompt"))
             } catch {
                 let message = (error as? DuckPromptError)?.message ?? "\(error)"
                 outcome.kept.append(path)

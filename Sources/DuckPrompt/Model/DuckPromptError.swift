@@ -24,13 +24,29 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         case dropped
     }
 
+    /// Why a prompt ended `.dropped` without playing whole.
+    public enum DropReason: String, Sendable, Equatable {
+        /// A newer prompt of a higher or interrupting priority stopped it (speech-dispatcher's
+        /// `message` and `important` interrupt a `text`).
+        case interrupted
+        /// A newer `text` or `progress` prompt took its place while it waited.
+        case replaced
+        /// Not queued: another prompt played or waited (`notification`, `--on-busy drop`).
+        case busy
+        /// It had not started by its deadline (`--expire-ms`).
+        case expired
+    }
+
     public var code: Code
     /// One line, without the `duckprompt: ` prefix.
     public var message: String
+    /// For `.dropped`, why; nil otherwise.
+    public var dropReason: DropReason?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, dropReason: DropReason? = nil) {
         self.code = code
         self.message = message
+        self.dropReason = dropReason
     }
 
     /// The process exit status for this error: 64, 65, 66, 69, 70, 75 or 78.

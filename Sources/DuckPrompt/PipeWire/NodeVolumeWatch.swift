@@ -22,8 +22,11 @@ final class NodeVolumeWatch: @unchecked Sendable {
     private let handle: OpaquePointer
     private let mainloop: OpaquePointer
     private var io: OpaquePointer?
-    /// Where volumes and losses go; nil drops them. Lock held.
-    var inbox: EventInbox?
+    /// Where volumes and losses go: every inbox gets each (the sessions sharing a held
+    /// connection each pick their own nodes). Lock held.
+    var inboxes: [EventInbox] = []
+    /// How many callers follow each node (`watchLocked` minus `unwatchLocked`). Lock held.
+    private var watchers: [UInt32: Int] = [:]
     /// Set when the PipeWire connection failed: nothing is followed any more. Lock held.
     private(set) var failed = false
 
@@ -56,18 +59,33 @@ final class NodeVolumeWatch: @unchecked Sendable {
     }
 
     /// Starts following the node of `input` (nothing when it names none): its current volume
-    /// arrives first, then each change, in `inbox.nodeVolumes`. Lock held.
+    /// arrives first, then each change, in every inbox's `nodeVolumes`. Lock held.
     /// - Returns: whether it is followed (false: no node properties, or PipeWire failed).
     func watchLocked(_ input: SinkInput) -> Bool {
         guard !failed, let node = input.properties["object.id"].flatMap({ UInt32($0) }) else { return false }
         let serial = input.properties["object.serial"].flatMap { UInt64($0) } ?? 0
-        guard dp_pw_watch(handle, node, serial) == 0 else { return false }
+        if let count = watchers[node], dp_pw_refresh(handle, node) == 0 {
+            // Followed already (the prompt this one interrupted): its values reach every
+            // inbox; the current one is asked for again for the newcomer.
+            watchers[node] = count + 1
+        } else {
+            guard dp_pw_watch(handle, node, serial) == 0 else { return false }
+            watchers[node] = 1
+        }
         dispatchLocked()
         return true
     }
 
-    /// Stops following a node. Lock held.
-    func unwatchLocked(node: UInt32) { dp_pw_unwatch(handle, node) }
+    /// Stops following a node, once every caller that asked for it has. Lock held.
+    func unwatchLocked(node: UInt32) {
+        guard let count = watchers[node] else { return }
+        if count > 1 {
+            watchers[node] = count - 1
+        } else {
+            watchers[node] = nil
+            dp_pw_unwatch(handle, node)
+        }
+    }
 
     /// Runs the PipeWire loop's ready work (its callbacks fill the inbox). Lock held.
     private func dispatchLocked() {
@@ -78,7 +96,7 @@ final class NodeVolumeWatch: @unchecked Sendable {
     fileprivate func volumesLocked(node: UInt32, linear: UnsafeBufferPointer<Float>) {
         // pipewire-pulse's own conversion, libpulse's function: round(cbrt(linear) × PA_VOLUME_NORM).
         let volume = ChannelVolumes(linear.map { pa_sw_volume_from_linear(Double($0)) })
-        inbox?.nodeVolumes.append((node, volume))
+        for inbox in inboxes { inbox.nodeVolumes.append((node, volume)) }
         pa_threaded_mainloop_signal(mainloop, 0)
     }
 
@@ -91,7 +109,7 @@ final class NodeVolumeWatch: @unchecked Sendable {
             if let io { pa_threaded_mainloop_get_api(mainloop)?.pointee.io_free(io) }
             io = nil
         }
-        inbox?.lostNodes.append(node)
+        for inbox in inboxes { inbox.lostNodes.append(node) }
         pa_threaded_mainloop_signal(mainloop, 0)
     }
 

@@ -19,8 +19,11 @@ extension DuckPrompt {
     /// cancellation and a newer prompt's stop request.
     /// - Throws: what `play(_:options:server:)` documents.
     static func runPrompt(_ sources: [any PromptSource], connection started: PulseConnection, options: PlayOptions,
-                          server: ServerOptions, control: InterruptControl) throws -> PlayReport {
-        let run = PromptRun(sources: sources, connection: started, options: options, server: server, control: control)
+                          server: ServerOptions, control: InterruptControl, entered: QueueEntry? = nil,
+                          reconnect: (() throws -> PulseConnection)? = nil,
+                          onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) throws -> PlayReport {
+        let run = PromptRun(sources: sources, connection: started, options: options, server: server, control: control,
+                            entered: entered, reconnect: reconnect, onStarted: onStarted)
         defer { run.close() }
         var lifecycle = PromptLifecycle()
         var action = lifecycle.start()
@@ -70,13 +73,29 @@ final class PromptRun {
     /// The saved volume for the prompt's `media.role`, read under a relative `--volume`.
     private var slot: ChannelVolumes?
 
+    /// Connects again when the held connection failed (the `Prompter`'s, which replaces its own).
+    private let reconnect: () throws -> PulseConnection
+    /// Told once, when the first part starts: the route and the pre-roll (ms).
+    private let onStarted: (RouteDecision, Int) -> Void
+
+    /// - Parameters:
+    ///   - entered: the queue entry, when the caller entered the queue already (a `Prompter`
+    ///     does in `play`, so that prompts queue in call order); nil enters it at `.waitTurn`.
+    ///   - reconnect: makes a new connection when `connection` failed meanwhile.
+    ///   - onStarted: called when the first part's stream starts, with the route and pre-roll.
     init(sources: [any PromptSource], connection: PulseConnection, options: PlayOptions, server: ServerOptions,
-         control: InterruptControl) {
+         control: InterruptControl, entered: QueueEntry? = nil,
+         reconnect: (() throws -> PulseConnection)? = nil,
+         onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) {
         self.sources = sources
         self.connection = connection
         self.options = options
         self.server = server
         self.control = control
+        store = entered?.store
+        ticket = entered?.ticket
+        self.reconnect = reconnect ?? { try PulseConnection(server) }
+        self.onStarted = onStarted
     }
 
     /// Releases the streams, the locks and the queue entry, in that order.
@@ -116,6 +135,7 @@ final class PromptRun {
             return .streamReady(part: part)
         case .startStream(let part):
             stream(part).start()
+            if part == 0, let route { onStarted(route, preRoll) }
             return .streamStarted(part: part)
         case .rampDown:
             // Ramp down while the first stream connects and prefills, corked (or plays its
@@ -187,7 +207,7 @@ final class PromptRun {
         case .played:
             return nil
         case .interrupted(let reason):
-            return DuckPromptError(.dropped, "prompt \(reason)")
+            return DuckPromptError(.dropped, "prompt \(reason)", dropReason: PromptQueue.dropReason(ofStop: reason))
         case .cancelled:
             return CancellationError()
         case .failed(let error, let journalKept):
@@ -213,7 +233,7 @@ final class PromptRun {
         return streams[part]
     }
 
-    private var stopRequested: () -> Bool { { [connection] in connection.interrupted } }
+    private var stopRequested: () -> Bool { { [control] in control.isStopped } }
 
     /// Why a ramp or a hold returned early: a newer prompt's stop request, else the caller.
     private var stopCause: PromptLifecycle.Failure {
@@ -224,17 +244,18 @@ final class PromptRun {
     /// (or is dropped); then undoes what a prompt that died left ducked, and takes over the
     /// duck a prompt handed over on this same server.
     private func waitTurn() throws {
-        let store = try JournalStore()
-        self.store = store
-        let queue = PromptQueue(directory: store.runtimeDirectory)
-        let ticket = try queue.enter(priority: options.priority, onBusyDrop: options.onBusy == .drop,
-                                     name: sources.first?.name ?? "")
-        self.ticket = ticket
+        if ticket == nil {
+            let entry = try QueueEntry(options: options, name: sources.first?.name ?? "")
+            (store, ticket) = (entry.store, entry.ticket)
+        }
+        guard let store, let ticket else { preconditionFailure("entered the queue") }
         lock = try ticket.waitTurn(deadline: options.expireMs.map { called + .milliseconds($0) },
                                    expireMs: options.expireMs, cancelled: { [control] in control.isCancelled })
         // A newer prompt that interrupts this one says so in the queue.
         watcher = StopWatcher(ticket: ticket, control: control)
-        notes = Recovery.recoverOrphans(store: store, server: server).lines
+        // Also this process's own journal, kept by an earlier prompt of a held `Prompter`
+        // whose server went away: the lock is ours, so no prompt of ours is mid-duck.
+        notes = Recovery.recoverOrphans(store: store, server: server, includingOwn: true).lines
         // Only a duck on this same server can be taken over (another is left for its owner,
         // or restored once its owner is gone).
         let runtimeDir = Environment.value("XDG_RUNTIME_DIR")
@@ -246,9 +267,11 @@ final class PromptRun {
         guard let store else { preconditionFailure("the turn came first") }
         // A server that went away while this prompt waited its turn (a restart) is connected
         // to again.
-        if connection.hasFailed { connection = try PulseConnection(server) }
+        if connection.hasFailed { connection = try reconnect() }
         try connection.waitUntilReady()
-        control.attach(connection)
+        // Other prompts may share the connection: a stop wakes its waits, which look at
+        // `control.isStopped`, rather than interrupting them all.
+        control.attach(connection, shared: true)
         let (snapshot, info) = try connection.snapshot()
         let route = try DuckPrompt.route(snapshot, request: options.device, config: options.config)
         self.route = route

@@ -19,8 +19,9 @@ package final class PulseConnection: @unchecked Sendable {
     private(set) var interrupted = false
     /// How long the server may take to answer one request before it counts as gone.
     package let answerTimeout: Duration
-    /// The inbox the subscribe callback writes to, kept alive here (guarded by the loop lock).
-    var subscribedInbox: EventInbox?
+    /// The inboxes the subscribe callback writes to, kept alive here (guarded by the loop
+    /// lock); the callback reaches it unretained.
+    let subscribers: Subscribers
     /// Set once the server left a request unanswered for `answerTimeout` (`markStalledLocked`):
     /// from then on the connection counts as lost, nothing more is sent or waited for, and the
     /// prompt ends as if the server had died. Guarded by the loop lock.
@@ -67,6 +68,7 @@ package final class PulseConnection: @unchecked Sendable {
         mainloop = ml
         context = ctx
         probe = LivenessProbe(mainloop: ml)
+        subscribers = Subscribers(mainloop: ml)
         let userdata = UnsafeMutableRawPointer(ml)
         pa_context_set_state_callback(ctx, { _, userdata in
             pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
@@ -219,6 +221,12 @@ package final class PulseConnection: @unchecked Sendable {
             interrupted = true
             pa_threaded_mainloop_signal(mainloop, 0)
         }
+    }
+
+    /// Wakes every wait on the connection, which looks again at what it waits for (a prompt
+    /// sharing it was stopped). Thread-safe; `pa_threaded_mainloop_signal`.
+    func wake() {
+        withLock { pa_threaded_mainloop_signal(mainloop, 0) }
     }
 
     /// Whether the context is still usable: READY, and the server has not stalled. Call with

@@ -44,39 +44,55 @@ final class EventInbox: @unchecked Sendable {
     var isEmpty: Bool { events.isEmpty && sinkInputs.isEmpty && nodeVolumes.isEmpty && lostNodes.isEmpty }
 }
 
+/// The inboxes a connection's subscription delivers to: every event goes to each (the prompts
+/// that share a held connection each follow their own duck). Guarded by the loop lock.
+final class Subscribers: @unchecked Sendable {
+    let mainloop: OpaquePointer
+    var inboxes: [EventInbox] = []
+    /// Whether the server was asked for events (`pa_context_subscribe`) on this context.
+    var subscribed = false
+    init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+}
+
 extension PulseConnection {
     /// Subscribes to sink, sink-input, card and server events; each event is appended to
-    /// `inbox` and wakes every wait. The connection keeps the inbox alive until it closes or
-    /// `unsubscribe()` is called (the C callback holds it unretained).
+    /// `inbox` (and to every other inbox subscribed on this connection) and wakes every wait.
+    /// The connection keeps the inbox alive until it closes or `unsubscribe(_:)` is called.
+    /// The server is asked once per connection; later inboxes only join.
     ///
     /// - Throws: `.unavailable` when the server refuses or does not answer.
     /// libpulse: `pa_context_set_subscribe_callback`, `pa_context_subscribe` with
     /// `PA_SUBSCRIPTION_MASK_SINK | SINK_INPUT | CARD | SERVER`.
     func subscribe(into inbox: EventInbox) throws {
         try withLock {
-            subscribedInbox = inbox
+            subscribers.inboxes.append(inbox)
+            guard !subscribers.subscribed else { return }
             pa_context_set_subscribe_callback(context, { _, type, index, userdata in
-                let inbox = Unmanaged<EventInbox>.fromOpaque(userdata!).takeUnretainedValue()
-                inbox.events.append(ServerEvent(type: type.rawValue, index: index))
-                pa_threaded_mainloop_signal(inbox.mainloop, 0)
-            }, Unmanaged.passUnretained(inbox).toOpaque())
+                let subscribers = Unmanaged<Subscribers>.fromOpaque(userdata!).takeUnretainedValue()
+                let event = ServerEvent(type: type.rawValue, index: index)
+                for inbox in subscribers.inboxes { inbox.events.append(event) }
+                pa_threaded_mainloop_signal(subscribers.mainloop, 0)
+            }, Unmanaged.passUnretained(subscribers).toOpaque())
             let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue
                 | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_CARD.rawValue
                 | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
             let op = pa_context_subscribe(context, mask, { _, _, userdata in
                 pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
             }, UnsafeMutableRawPointer(mainloop))
-            try waitLocked(for: op, what: "subscribing to server events")
+            do {
+                try waitLocked(for: op, what: "subscribing to server events")
+            } catch {
+                subscribers.inboxes.removeAll { $0 === inbox }
+                throw error
+            }
+            subscribers.subscribed = true
         }
     }
 
-    /// Stops delivering events to the inbox given to `subscribe(into:)` and lets it go.
-    /// `pa_context_set_subscribe_callback(NULL)`; the server-side subscription stays.
-    func unsubscribe() {
-        withLock {
-            pa_context_set_subscribe_callback(context, nil, nil)
-            subscribedInbox = nil
-        }
+    /// Stops delivering events to `inbox` and lets it go. The server-side subscription stays
+    /// (for the connection's other and later inboxes).
+    func unsubscribe(_ inbox: EventInbox) {
+        withLock { subscribers.inboxes.removeAll { $0 === inbox } }
     }
 
     /// Asks for one sink-input's info (or, with `index` nil, every sink-input's) without

@@ -44,17 +44,24 @@ package final class PromptQueue: Sendable {
             let live = try liveTickets()
             switch QueuePolicy.arrive(priority, into: live.map(\.prompt), onBusyDrop: onBusyDrop) {
             case .drop(let reason):
-                throw DuckPromptError(.dropped, "prompt dropped: \(reason)")
+                throw DuckPromptError(.dropped, "prompt dropped: \(reason)", dropReason: .busy)
             case .enqueue(let interrupt, let replace):
                 let seq = try nextSeq(counterFD)
                 let who = "\(priority.rawValue) prompt (pid \(getpid()))"
                 let article = priority == .important ? "an" : "a"
                 for s in interrupt { requestStop(seq: s, reason: "interrupted by \(article) \(who)") }
-                for s in replace { requestStop(seq: s, reason: "replaced by a newer \(who)") }
+                for s in replace { requestStop(seq: s, reason: "\(Self.replacedPrefix)a newer \(who)") }
                 return try Ticket(queue: self, seq: seq, priority: priority, name: name)
             }
         }
     }
+
+    /// What a stop request (`ticket-<seq>.stop`, written by `enter`) says: replaced or
+    /// interrupted.
+    static func dropReason(ofStop reason: String) -> DuckPromptError.DropReason {
+        reason.hasPrefix(replacedPrefix) ? .replaced : .interrupted
+    }
+    private static let replacedPrefix = "replaced by "
 
     // MARK: - Files
 
@@ -235,7 +242,9 @@ package final class Ticket: @unchecked Sendable {
         do {
             while true {
                 if cancelled() { throw CancellationError() }
-                if let reason = stopReason { throw DuckPromptError(.dropped, "prompt dropped: \(reason)") }
+                if let reason = stopReason {
+                    throw DuckPromptError(.dropped, "prompt dropped: \(reason)", dropReason: PromptQueue.dropReason(ofStop: reason))
+                }
                 let lock = try queue.withQueueLock { _ -> RuntimeLock? in
                     let live = try queue.liveTickets()
                     guard QueuePolicy.next(in: live.map(\.prompt)) == seq,
@@ -246,7 +255,8 @@ package final class Ticket: @unchecked Sendable {
                 if let lock { return lock }
                 if let deadline, ContinuousClock.now >= deadline {
                     let ms = expireMs.map { "\($0) ms" } ?? "its deadline"
-                    throw DuckPromptError(.dropped, "prompt dropped: not started within \(ms) (another prompt was playing)")
+                    throw DuckPromptError(.dropped, "prompt dropped: not started within \(ms) (another prompt was playing)",
+                                          dropReason: .expired)
                 }
                 var pause = PromptQueue.pollInterval
                 if let deadline { pause = min(pause, max(.zero, deadline - ContinuousClock.now)) }

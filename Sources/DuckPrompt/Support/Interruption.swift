@@ -1,21 +1,35 @@
 import FoundationEssentials
 import Glibc
 
-/// Lets Task cancellation reach a connection that a blocking thread owns.
+/// Lets Task cancellation reach a connection that a blocking thread owns, or one prompt's
+/// waits on a connection that prompts share (a `Prompter`'s).
 final class InterruptControl: @unchecked Sendable {
     private let lock = Lock()
     private var connection: PulseConnection?
+    /// Whether `connection` is shared: then only it is woken, and each wait checks `isStopped`.
+    private var shared = false
     private var cancelled = false
 
     /// Lets `cancel()` and `stop(reason:)` interrupt `connection`'s waits; either one that
     /// came before (while the prompt waited its turn or read the server) interrupts it now.
-    func attach(_ connection: PulseConnection) {
+    /// - Parameter shared: other prompts use `connection` too: it is woken (its waits look
+    ///   at `isStopped`), not interrupted for all.
+    func attach(_ connection: PulseConnection, shared: Bool = false) {
         let interruptNow = lock.withLock { () -> Bool in
             self.connection = connection
+            self.shared = shared
             return cancelled || reason != nil
         }
-        if interruptNow { connection.interrupt() }
+        if interruptNow { interrupt(connection, shared: shared) }
     }
+
+    private func interrupt(_ connection: PulseConnection, shared: Bool) {
+        if shared { connection.wake() } else { connection.interrupt() }
+    }
+
+    /// Whether the prompt was cancelled or stopped by a newer one. Thread-safe; may be called
+    /// with the connection's loop lock held.
+    var isStopped: Bool { lock.withLock { cancelled || reason != nil } }
 
     private var reason: String?
 
@@ -28,20 +42,20 @@ final class InterruptControl: @unchecked Sendable {
     /// Stops the prompt because a newer one interrupts it: like `cancel()`, but the duck is
     /// handed over rather than released.
     func stop(reason: String) {
-        let connection = lock.withLock { () -> PulseConnection? in
+        let (connection, shared) = lock.withLock { () -> (PulseConnection?, Bool) in
             self.reason = reason
-            return self.connection
+            return (self.connection, self.shared)
         }
-        connection?.interrupt()
+        if let connection { interrupt(connection, shared: shared) }
     }
 
     func cancel() {
-        let (connection, wake) = lock.withLock { () -> (PulseConnection?, WakePipe?) in
+        let (connection, shared, wake) = lock.withLock { () -> (PulseConnection?, Bool, WakePipe?) in
             cancelled = true
-            return (self.connection, self.wake)
+            return (self.connection, self.shared, self.wake)
         }
         wake?.signal()
-        connection?.interrupt()
+        if let connection { interrupt(connection, shared: shared) }
     }
 
     private var wake: WakePipe?

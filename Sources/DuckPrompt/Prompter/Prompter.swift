@@ -1,0 +1,331 @@
+import FoundationEssentials
+import Glibc
+
+/// A prompter an app creates once and keeps for a drive: one libpulse connection for every
+/// prompt, prompts queued in call order and played one at a time by speech-dispatcher's
+/// priorities, an id per prompt, `cancel(_:)`, and a stream of events.
+///
+/// ```swift
+/// let prompter = Prompter()
+/// let events = prompter.events()
+/// let id = try prompter.play(files: ["turn-left.wav"], options: PlayOptions(priority: .message))
+/// for await event in events { print(event) }
+/// ```
+///
+/// Each prompt runs on a thread of its own, as a `duckprompt play` process would: the queue in
+/// `$XDG_RUNTIME_DIR/duckprompt/` (`PromptQueue`) orders the prompts of every prompter and
+/// every `duckprompt` command of the user, interrupts and replaces them, and hands the duck
+/// from one to the next, so the music stays down between queued prompts. `DuckPrompt.play`
+/// and the command play their one prompt through a prompter too (`runHere`).
+///
+/// The connection is made when the prompter is created (the handshake runs in libpulse's
+/// thread) and kept; when the server went away, the next prompt connects again, and first
+/// restores what an earlier prompt left ducked when its server died (its journal, kept until
+/// then). A prompt in flight when the server goes away ends `.failed`.
+///
+/// Thread-safe: `play`, `cancel`, `events` and `result(of:)` may be called from any thread
+/// (an app's UI thread, its own threads, Tasks).
+public final class Prompter: Sendable {
+    /// A prompt's id, unique within its prompter, in call order.
+    public struct PromptID: Hashable, Sendable, Comparable, CustomStringConvertible {
+        public let value: UInt64
+        public static func < (a: PromptID, b: PromptID) -> Bool { a.value < b.value }
+        public var description: String { "#\(value)" }
+    }
+
+    /// Where a prompt started: the routed sink, its kind and the pre-roll of silence it got.
+    public struct Start: Sendable, Equatable {
+        /// The sink's name (`pa_sink_info.name`).
+        public var sink: String
+        /// Its kind, as `devices` classifies it.
+        public var kind: DeviceKind
+        /// Silence played first to wake a sleeping device, in ms (0: none).
+        public var preRollMs: Int
+    }
+
+    /// How a prompt ended.
+    public enum Outcome: Sendable {
+        /// Played whole; its duck released, or handed to the next prompt.
+        case played(PlayReport)
+        /// Stopped by a newer prompt (`message` or `important` over a `text`); the duck was
+        /// handed over. The error is `.dropped` (75) with its reason.
+        case interrupted(DuckPromptError)
+        /// A newer `text` or `progress` prompt took its place before it started.
+        case replaced(DuckPromptError)
+        /// Not played: another prompt played or waited (`notification`, `--on-busy drop`).
+        case dropped(DuckPromptError)
+        /// Not started by its deadline (`PlayOptions.expireMs`).
+        case expired(DuckPromptError)
+        /// `cancel(_:)` or `close()`: stopped, every ducked stream ramped back.
+        case cancelled
+        /// No server, no usable sink, the stream refused, the server gone mid-prompt: the
+        /// error says which, and names the journal when a duck is left to restore.
+        case failed(DuckPromptError)
+
+        /// The outcome of a prompt that ended with `result`.
+        init(_ result: Result<PlayReport, any Error>) {
+            switch result {
+            case .success(let report): self = .played(report)
+            case .failure(is CancellationError): self = .cancelled
+            case .failure(let error as DuckPromptError):
+                self = switch error.dropReason {
+                case .interrupted: .interrupted(error)
+                case .replaced: .replaced(error)
+                case .busy: .dropped(error)
+                case .expired: .expired(error)
+                case nil: .failed(error)
+                }
+            case .failure(let error): self = .failed(DuckPromptError(.internal, "\(error)"))
+            }
+        }
+    }
+
+    /// What a prompter tells of its prompts, in the order it happened.
+    public enum Event: Sendable {
+        /// `play` queued it; `name` is its `media.name` (the first file's or text's name).
+        case queued(PromptID, name: String)
+        /// Its first sample is on the way to `start.sink`.
+        case started(PromptID, Start)
+        /// It ended.
+        case finished(PromptID, Outcome)
+    }
+
+    private let server: ServerOptions
+    private let state: LockedState
+    private let lock = Lock()
+
+    /// Creates a prompter and starts connecting to the server (the handshake runs in
+    /// libpulse's thread; nothing is asked of the server before the first prompt).
+    /// - Throws: `DuckPromptError(.unavailable)` when the server refuses at once (most
+    ///   refusals come later: the first prompt then connects again, and ends `.failed` if
+    ///   the server still does not answer). libpulse: `pa_context_connect`.
+    public convenience init(server: ServerOptions = ServerOptions()) throws {
+        try self.init(server: server, connection: PulseConnection(server, waitingUntilReady: false))
+    }
+
+    /// A prompter on a connection begun already (the one-shot `DuckPrompt.play` starts it
+    /// before opening its files).
+    init(server: ServerOptions, connection: PulseConnection) {
+        self.server = server
+        state = LockedState(connection: connection)
+    }
+
+    // MARK: - Playing
+
+    /// Queues a prompt: returns once it is in the queue, before it plays. Its events follow on
+    /// `events()`; `result(of:)` waits for its end.
+    ///
+    /// - Parameters:
+    ///   - sources: the prompt's parts, played under one duck (opened: bad input was refused
+    ///     when they were made).
+    ///   - options: its priority, duck, ramps, device, deadline.
+    /// - Returns: the prompt's id. A prompt the queue drops at once (a `notification` while
+    ///   another plays) gets an id too, and finishes `.dropped` at once.
+    /// - Throws: `DuckPromptError(.usage)` (64) for no source, an option out of range
+    ///   (`PlayOptions.validate()`) or a closed prompter; `.internal` when the runtime
+    ///   directory cannot be used.
+    @discardableResult
+    public func play(_ sources: [any PromptSource], options: PlayOptions = PlayOptions()) throws -> PromptID {
+        guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
+        try options.validate()
+        let name = sources.first?.name ?? ""
+        let control = InterruptControl()
+        // Under the lock: ids, and places in the queue, in call order.
+        let (id, entered) = try lock.withLock { () throws -> (PromptID, Result<QueueEntry, DuckPromptError>) in
+            guard !state.closed else { throw DuckPromptError(.usage, "the prompter is closed") }
+            let entered: Result<QueueEntry, DuckPromptError>
+            do {
+                entered = .success(try QueueEntry(options: options, name: name))
+            } catch let error as DuckPromptError where error.dropReason != nil {
+                entered = .failure(error)
+            }
+            return (state.register(control), entered)
+        }
+        emit(.queued(id, name: name))
+        let entry: QueueEntry
+        switch entered {
+        case .success(let e): entry = e
+        case .failure(let dropped):
+            finish(id, .failure(dropped))
+            return id
+        }
+        let box = SourceList(sources)
+        startThread { [self] in
+            let result = Result { try perform(box.sources, options: options, entry: entry, id: id, control: control) }
+            finish(id, result)
+        }
+        return id
+    }
+
+    /// Opens the files with libsndfile and queues them, then the texts to be spoken, as one
+    /// prompt (`play(_:options:)`). Blocks while the files are opened and checked.
+    /// - Throws: `.noInput` (66), `.unsupportedData` (65), `.usage` (64) for an empty or too
+    ///   long text, an unknown voice or rate; what `play(_:options:)` throws.
+    @discardableResult
+    public func play(files paths: [String], say texts: [String] = [], voice: String? = nil,
+                     wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions()) throws -> PromptID {
+        try options.validate()
+        return try play(try DuckPrompt.sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
+                        options: options)
+    }
+
+    /// Speaks `text` with libespeak-ng (`play(files: [], say: [text], …)`).
+    @discardableResult
+    public func say(_ text: String, voice: String? = nil, wordsPerMinute: Int? = nil,
+                    options: PlayOptions = PlayOptions()) throws -> PromptID {
+        try play(files: [], say: [text], voice: voice, wordsPerMinute: wordsPerMinute, options: options)
+    }
+
+    /// Stops a prompt: one that waits never plays, one that plays fades out and its duck is
+    /// ramped back; it finishes `.cancelled`. Nothing for an id that has finished.
+    public func cancel(_ id: PromptID) {
+        lock.withLock { state.controls[id] }?.cancel()
+    }
+
+    /// Cancels every prompt and refuses new ones; each event stream ends once the last
+    /// prompt has finished.
+    public func close() {
+        let controls = lock.withLock { () -> [InterruptControl] in
+            state.closed = true
+            return Array(state.controls.values)
+        }
+        for control in controls { control.cancel() }
+        endStreamsIfIdle()
+    }
+
+    // MARK: - Events and results
+
+    /// The prompter's events from now on, in order: every prompt's `queued`, `started` (if it
+    /// started) and `finished`. Each call makes a stream of its own; it ends after `close()`.
+    public func events() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        let token = lock.withLock { () -> UInt64? in
+            guard !(state.closed && state.controls.isEmpty) else { return nil }
+            state.nextToken += 1
+            state.streams[state.nextToken] = continuation
+            return state.nextToken
+        }
+        guard let token else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [self] _ in lock.withLock { _ = state.streams.removeValue(forKey: token) } }
+        return stream
+    }
+
+    /// Waits for a prompt's end.
+    /// - Returns: its report when it played.
+    /// - Throws: what it ended with: `DuckPromptError` (`.dropped` with a `dropReason`, or a
+    ///   failure), `CancellationError`; `.usage` for an id this prompter never gave or whose
+    ///   result is no longer kept (the last `keptResults`).
+    public func result(of id: PromptID) async throws -> PlayReport {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PlayReport, any Error>) in
+            let known = lock.withLock { () -> Result<PlayReport, any Error>?? in
+                if let result = state.results[id] { return .some(result) }
+                guard state.controls[id] != nil else { return .none }
+                state.waiters[id, default: []].append(continuation)
+                return .some(nil)
+            }
+            switch known {
+            case .none:
+                continuation.resume(throwing: DuckPromptError(.usage, "no prompt \(id) is known to this prompter"))
+            case .some(.some(let result)): continuation.resume(with: result)
+            case .some(.none): break
+            }
+        }
+    }
+
+    /// How many finished prompts' results `result(of:)` can still return.
+    public static let keptResults = 256
+
+    // MARK: - One prompt
+
+    /// Plays one prompt on the calling thread, entering the queue first: the one-shot
+    /// `DuckPrompt.play` and the command (no events, no other prompt of this prompter).
+    /// - Throws: what `play(_:options:)` documents for its outcome.
+    func runHere(_ sources: [any PromptSource], options: PlayOptions, control: InterruptControl) throws -> PlayReport {
+        let entry = try QueueEntry(options: options, name: sources.first?.name ?? "")
+        return try perform(sources, options: options, entry: entry, id: nil, control: control)
+    }
+
+    /// The one implementation of a prompt: `DuckPrompt.runPrompt` on the held connection,
+    /// connecting again when it failed.
+    private func perform(_ sources: [any PromptSource], options: PlayOptions, entry: QueueEntry, id: PromptID?,
+                         control: InterruptControl) throws -> PlayReport {
+        let connection = lock.withLock { state.connection }
+        return try DuckPrompt.runPrompt(sources, connection: connection, options: options, server: server,
+                                        control: control, entered: entry, reconnect: { [self] in try reconnect() },
+                                        onStarted: { [self] route, preRoll in
+            guard let id else { return }
+            emit(.started(id, Start(sink: route.sink.name, kind: route.classification.kind, preRollMs: preRoll)))
+        })
+    }
+
+    /// The held connection when it is up, else a new one, which the prompter keeps.
+    /// - Throws: `.unavailable` when the server refuses or does not answer.
+    private func reconnect() throws -> PulseConnection {
+        let held = lock.withLock { state.connection }
+        if !held.hasFailed { return held }
+        let fresh = try PulseConnection(server)
+        lock.withLock { state.connection = fresh }
+        return fresh
+    }
+
+    private func emit(_ event: Event) {
+        for continuation in lock.withLock({ Array(state.streams.values) }) { continuation.yield(event) }
+    }
+
+    private func finish(_ id: PromptID, _ result: Result<PlayReport, any Error>) {
+        // The event first: an app that awaits the result and then reads the events sees it.
+        emit(.finished(id, Outcome(result)))
+        let waiters = lock.withLock { () -> [CheckedContinuation<PlayReport, any Error>] in
+            state.controls[id] = nil
+            state.results[id] = result
+            state.finished.append(id)
+            if state.finished.count > Self.keptResults { state.results[state.finished.removeFirst()] = nil }
+            return state.waiters.removeValue(forKey: id) ?? []
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+        endStreamsIfIdle()
+    }
+
+    /// After `close()`, once no prompt is left, ends every event stream.
+    private func endStreamsIfIdle() {
+        let ending = lock.withLock { () -> [AsyncStream<Event>.Continuation] in
+            guard state.closed, state.controls.isEmpty else { return [] }
+            defer { state.streams.removeAll() }
+            return Array(state.streams.values)
+        }
+        for continuation in ending { continuation.finish() }
+    }
+}
+
+/// A prompter's mutable state, guarded by its `lock`.
+private final class LockedState: @unchecked Sendable {
+    var connection: PulseConnection
+    var closed = false
+    var nextID: UInt64 = 0
+    /// The prompts not finished yet.
+    var controls: [Prompter.PromptID: InterruptControl] = [:]
+    var results: [Prompter.PromptID: Result<PlayReport, any Error>] = [:]
+    var finished: [Prompter.PromptID] = []
+    var waiters: [Prompter.PromptID: [CheckedContinuation<PlayReport, any Error>]] = [:]
+    var streams: [UInt64: AsyncStream<Prompter.Event>.Continuation] = [:]
+    var nextToken: UInt64 = 0
+
+    init(connection: PulseConnection) { self.connection = connection }
+
+    func register(_ control: InterruptControl) -> Prompter.PromptID {
+        nextID += 1
+        let id = Prompter.PromptID(value: nextID)
+        controls[id] = control
+        return id
+    }
+}
+
+/// Carries prompt sources (reference types read on one thread at a time) to the thread that
+/// plays them.
+final class SourceList: @unchecked Sendable {
+    let sources: [any PromptSource]
+    init(_ sources: [any PromptSource]) { self.sources = sources }
+}

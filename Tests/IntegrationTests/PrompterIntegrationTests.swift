@@ -1,0 +1,203 @@
+import DuckPrompt
+import Foundation
+import Testing
+
+/// A `Prompter` held across prompts, on the live server: prompts queued in call order on one
+/// connection, the events an app reads, cancel, the outcomes of the priorities, and a server
+/// that dies and comes back under a held prompter.
+@Suite(.serialized)
+struct PrompterIntegrationTests {
+    typealias Rig = PlayIntegrationTests.Rig
+
+    /// Collects a prompter's events on a Task of its own.
+    final class EventLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [Prompter.Event] = []
+        private var task: Task<Void, Never>?
+
+        init(_ prompter: Prompter) {
+            let stream = prompter.events()
+            task = Task { [self] in
+                for await event in stream { lock.withLock { items.append(event) } }
+            }
+        }
+
+        var events: [Prompter.Event] { lock.withLock { items } }
+
+        /// The outcome `id` finished with, once it has.
+        func outcome(_ id: Prompter.PromptID) -> Prompter.Outcome? {
+            for case .finished(let which, let outcome) in events where which == id { return outcome }
+            return nil
+        }
+
+        func start(_ id: Prompter.PromptID) -> Prompter.Start? {
+            for case .started(let which, let start) in events where which == id { return start }
+            return nil
+        }
+
+        /// Waits until every id has finished.
+        func waitFinished(_ ids: [Prompter.PromptID], timeout: Double = 20) throws {
+            guard eventually(timeout: timeLimit(timeout), { ids.allSatisfy { outcome($0) != nil } }) else {
+                throw TestFailure("not finished within \(timeout) s: \(ids.filter { outcome($0) == nil }); events \(events)")
+            }
+        }
+    }
+
+    static func played(_ outcome: Prompter.Outcome?) -> Bool {
+        if case .played = outcome { return true }
+        return false
+    }
+
+    /// Music on the emulated speaker, the default sink, at `volume`: the rig (keep it), the
+    /// speaker's name, the music's application name and its volume.
+    static func musicOnSpeaker(_ name: String, volume: Int) throws -> (rig: Rig, speaker: String, app: String, before: [Int]) {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "\(name)-\(rig.tag)"
+        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: volume)
+        return (rig, speaker, app, try #require(try Pactl.volume(ofApp: app)))
+    }
+
+    @Test("A held prompter: three prompts queued at once play in call order, each queued, started on the speaker and finished played; the music exact after")
+    func threeQueuedPrompts() async throws {
+        let (rig, speaker, app, before) = try Self.musicOnSpeaker("held", volume: 50000)
+        _ = rig
+        let prompter = try Prompter()
+        let log = EventLog(prompter)
+        let prompt = try DuckIntegrationTests.prompt(seconds: 0.4)
+        let ids = try (0..<3).map { _ in try prompter.play(files: [prompt]) }
+        #expect(ids == ids.sorted() && Set(ids).count == 3, "\(ids)")
+        try log.waitFinished(ids)
+        let report = try await prompter.result(of: ids[2])
+        #expect(report.framesPlayed == 19_200, "\(report.framesPlayed) frames of 0.4 s at 48000 Hz")
+        for id in ids {
+            #expect(Self.played(log.outcome(id)), "\(id): \(String(describing: log.outcome(id)))")
+            #expect(log.start(id)?.sink == speaker && log.start(id)?.kind == .speaker,
+                    "\(id) started \(String(describing: log.start(id)))")
+        }
+        let order = log.events.compactMap { event -> Prompter.PromptID? in
+            if case .started(let id, _) = event { return id } else { return nil }
+        }
+        #expect(order == ids, "started in the order \(order)")
+        let queued = log.events.prefix(3).compactMap { event -> Prompter.PromptID? in
+            if case .queued(let id, _) = event { return id } else { return nil }
+        }
+        #expect(queued == ids, "the first events: \(log.events.prefix(3))")
+        #expect(try Pactl.volume(ofApp: app) == before)
+        prompter.close()
+    }
+
+    @Test("cancel: a waiting prompt never starts and ends cancelled; a playing one ends cancelled; the music exact after")
+    func cancelWaitingAndPlaying() async throws {
+        let (rig, speaker, app, before) = try Self.musicOnSpeaker("held-cancel", volume: 48000)
+        _ = rig
+        let prompter = try Prompter()
+        let log = EventLog(prompter)
+        let long = try DuckIntegrationTests.prompt(seconds: 3)
+        let playing = try prompter.play(files: [long])
+        let waiting = try prompter.play(files: [long])
+        guard eventually(timeout: timeLimit(5), { log.start(playing) != nil }) else {
+            throw TestFailure("the first prompt did not start: \(log.events)")
+        }
+        try DuckIntegrationTests.waitDucked(app, from: before)
+        prompter.cancel(waiting)
+        try log.waitFinished([waiting], timeout: 3)
+        #expect(log.start(waiting) == nil, "the cancelled waiting prompt started")
+        if case .cancelled = log.outcome(waiting) {} else { Issue.record("waiting: \(String(describing: log.outcome(waiting)))") }
+        let cancelled = Date()
+        prompter.cancel(playing)
+        try log.waitFinished([playing], timeout: 3)
+        #expect(Date().timeIntervalSince(cancelled) < timeLimit(1.5), "the playing prompt took \(Date().timeIntervalSince(cancelled)) s to stop")
+        if case .cancelled = log.outcome(playing) {} else { Issue.record("playing: \(String(describing: log.outcome(playing)))") }
+        await #expect(throws: CancellationError.self) { _ = try await prompter.result(of: playing) }
+        #expect(try Pactl.volume(ofApp: app) == before)
+        prompter.close()
+    }
+
+    @Test("Priorities as outcomes: a waiting text replaced by a newer one, a playing text interrupted by a message, a notification dropped while busy; each named by its outcome")
+    func priorityOutcomes() throws {
+        let (rig, speaker, app, before) = try Self.musicOnSpeaker("held-prio", volume: 47000)
+        _ = rig
+        let prompter = try Prompter()
+        let log = EventLog(prompter)
+        let long = try DuckIntegrationTests.prompt(seconds: 2.5)
+        let short = try DuckIntegrationTests.prompt(seconds: 0.4)
+        func options(_ priority: PromptPriority) -> PlayOptions {
+            var options = PlayOptions()
+            options.priority = priority
+            return options
+        }
+        // A message plays; a text waits; a newer text replaces it; a notification is dropped.
+        let first = try prompter.play(files: [long], options: options(.message))
+        guard eventually(timeout: timeLimit(5), { log.start(first) != nil }) else {
+            throw TestFailure("the first prompt did not start: \(log.events)")
+        }
+        let olderText = try prompter.play(files: [short], options: options(.text))
+        let newerText = try prompter.play(files: [long], options: options(.text))
+        let notification = try prompter.play(files: [short], options: options(.notification))
+        try log.waitFinished([olderText, notification], timeout: 3)
+        if case .replaced(let error) = log.outcome(olderText) {
+            #expect(error.code == .dropped && error.dropReason == .replaced, "\(error)")
+        } else { Issue.record("older text: \(String(describing: log.outcome(olderText)))") }
+        if case .dropped(let error) = log.outcome(notification) {
+            #expect(error.dropReason == .busy && error.exitCode == 75, "\(error)")
+        } else { Issue.record("notification: \(String(describing: log.outcome(notification)))") }
+        // The newer text plays after the message; a message then interrupts it.
+        try log.waitFinished([first], timeout: 6)
+        #expect(Self.played(log.outcome(first)))
+        guard eventually(timeout: timeLimit(5), { log.start(newerText) != nil }) else {
+            throw TestFailure("the newer text did not start: \(log.events)")
+        }
+        let message = try prompter.play(files: [short], options: options(.message))
+        try log.waitFinished([newerText, message], timeout: 8)
+        if case .interrupted(let error) = log.outcome(newerText) {
+            #expect(error.dropReason == .interrupted && error.message.contains("interrupted by a message prompt"), "\(error)")
+        } else { Issue.record("newer text: \(String(describing: log.outcome(newerText)))") }
+        #expect(Self.played(log.outcome(message)), "message: \(String(describing: log.outcome(message)))")
+        #expect(try Pactl.volume(ofApp: app) == before)
+        prompter.close()
+    }
+
+    @Test("The server killed under a held prompter: the prompt in flight ends failed naming its journal; once the server is back, the next prompt reconnects, restores what was ducked and plays")
+    func serverKilledUnderHeldPrompter() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let app = "held-killed-\(rig.tag)", role = "music\(rig.tag)"
+        let original = 46000
+        let music = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: original)
+        let prompter = try Prompter()
+        let log = EventLog(prompter)
+        let first = try prompter.play(files: [try DuckIntegrationTests.prompt(seconds: 3)])
+        try DuckIntegrationTests.waitDucked(app, from: [original, original])
+        let server = try FaultIntegrationTests.pulseServerPid()
+        kill(server, SIGKILL)
+        try log.waitFinished([first], timeout: 6)
+        if case .failed(let error) = log.outcome(first) {
+            #expect(error.code == .unavailable && error.message.contains("journaled in"), "\(error)")
+        } else { Issue.record("first: \(String(describing: log.outcome(first)))") }
+        #expect(!FaultIntegrationTests.journals().isEmpty, "no journal kept")
+        music.stop()
+
+        try FaultIntegrationTests.waitServerBack(after: server)
+        // A new stream of the role starts at the ducked volume the server saved, until the
+        // journal is restored.
+        let early = try FaultIntegrationTests.freshPlayer(rig, app: app, role: role)
+        #expect(try #require(try Pactl.volume(ofApp: app)).allSatisfy { $0 < original / 2 })
+        let second = try prompter.play(files: [try DuckIntegrationTests.prompt(seconds: 0.5)])
+        try log.waitFinished([second], timeout: 10)
+        if case .played(let report) = log.outcome(second) {
+            #expect(report.recoveryNotes.contains { $0.contains("restored 1 stream volume") }, "\(report.recoveryNotes)")
+        } else { Issue.record("second: \(String(describing: log.outcome(second)))") }
+        #expect(try Pactl.volume(ofApp: app) == [original, original], "the stream that started ducked is not back")
+        #expect(FaultIntegrationTests.journals().isEmpty, "\(FaultIntegrationTests.journals())")
+        early.stop()
+        _ = try eventually { try Pactl.volume(ofApp: app) == nil }
+        _ = try FaultIntegrationTests.freshPlayer(rig, app: app, role: role)
+        #expect(try Pactl.volume(ofApp: app) == [original, original], "the next stream of the role")
+        prompter.close()
+    }
+}
