@@ -41,6 +41,10 @@ let package = Package(
                 swiftSettings: foundationFree),
         // Scripts/bench's measuring tool (Docs/performance.md); uses the library's package API.
         .executableTarget(name: "duckprompt-bench", dependencies: ["DuckPrompt", "DuckPromptProbe"]),
+        // What an app author copies first: a held Prompter, three prompts, their events.
+        // Built with everything (Scripts/test builds it; an integration test runs it).
+        .executableTarget(name: "held-prompter-example", dependencies: ["DuckPrompt"],
+                          path: "Examples/HeldPrompter"),
         .testTarget(name: "DuckPromptTests", dependencies: ["DuckPrompt"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "DuckPromptCLITests", dependencies: ["DuckPromptCLI"]),

@@ -200,4 +200,21 @@ struct PrompterIntegrationTests {
         #expect(try Pactl.volume(ofApp: app) == [original, original], "the next stream of the role")
         prompter.close()
     }
+
+    @Test("Examples/HeldPrompter runs as its comment says: a text plays, a second text waits, a message interrupts the first and plays, then the second text; the music exact after")
+    func exampleProgram() throws {
+        let (rig, _, app, before) = try Self.musicOnSpeaker("held-example", volume: 52000)
+        _ = rig
+        let example = URL(fileURLWithPath: duckpromptBinary).deletingLastPathComponent()
+            .appendingPathComponent("held-prompter-example").path
+        let prompt = try DuckIntegrationTests.prompt(seconds: 1.0)
+        let result = try run([example, prompt], check: false)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        func line(_ prefix: String) -> Int? { lines.firstIndex { $0.hasPrefix(prefix) } }
+        let order = ["#1 queued: ", "#1 started on ", "#2 queued: ", "#3 queued: ", "#1 interrupted: ",
+                     "#3 played 48000 frames", "#2 played 48000 frames"].map(line)
+        #expect(order.allSatisfy { $0 != nil } && order.map { $0 ?? -1 } == order.map { $0 ?? -1 }.sorted(), "\(lines)")
+        #expect(try Pactl.volume(ofApp: app) == before)
+    }
 }
