@@ -101,20 +101,20 @@ enum OptionValue {
     }
 
     /// The `--timeout` range: 1 ms to 10 minutes.
-    static let durationRange: ClosedRange<Duration> = .milliseconds(1) ... .seconds(600)
+    static let millisecondsRange = 1...600_000
 
     /// `5`, `5s`, `2.5`, `500ms`: a time from 1 ms to 600 s.
-    static func duration(_ text: String, option: String) throws -> Duration {
-        let milliseconds = text.hasSuffix("ms")
-        let number = milliseconds ? text.dropLast(2) : text.hasSuffix("s") ? text.dropLast() : Substring(text)
+    static func milliseconds(_ text: String, option: String) throws -> Int {
+        let inMilliseconds = text.hasSuffix("ms")
+        let number = inMilliseconds ? text.dropLast(2) : text.hasSuffix("s") ? text.dropLast() : Substring(text)
         guard let v = NumberText.decimal(number) else {
             throw UsageError("--\(option) '\(text)' is not a time in seconds (e.g. 5, 2.5s or 500ms)")
         }
-        let duration = Duration.milliseconds(milliseconds ? v : v * 1000)
-        guard durationRange.contains(duration) else {
+        let ms = (inMilliseconds ? v : v * 1000).rounded()
+        guard ms >= Double(millisecondsRange.lowerBound), ms <= Double(millisecondsRange.upperBound) else {
             throw UsageError("--\(option) '\(text)' is out of range: give 1ms to 600s")
         }
-        return duration
+        return Int(ms)
     }
 
     /// A gain in dB or percent (`Decibels(parsing:)`) in `range` dB; `relative` says what it is

@@ -68,7 +68,7 @@ enum CommonOptions {
             guard !name.isEmpty else { throw UsageError("--client-name must not be empty") }
             options.clientName = name
         }
-        if let t = r.last("timeout") { options.timeout = try OptionValue.duration(t, option: "timeout") }
+        if let t = r.last("timeout") { options.timeoutMs = try OptionValue.milliseconds(t, option: "timeout") }
         return options
     }
 }

@@ -394,3 +394,52 @@ struct FuzzTests {
         }
     }
 }
+
+/// Mutated audio files through `AudioSource`: libsndfile's parsers and our own (the MP3
+/// Xing/Info/VBRI and ID3v2 headers, libsndfile's log for truncation, the FLAC end check).
+@Suite("Fuzz: audio files", .serialized)
+struct AudioFuzzTests {
+    @Test("audio reader: 1000 mutated WAV, AIFF, AU, CAF, FLAC, Ogg, Opus and MP3 files; each opens and reads to its end, or is refused with 65 or 66")
+    func audioFiles() throws {
+        let files = try TruncatedFileTests.Files()
+        // 0.25 s of mono 8 kHz: small seeds, so that each case reads its whole file.
+        let source = files.path("short.wav")
+        try files.tool(["sox", "-n", "-r", "8000", "-c", "1", "-b", "16", source, "synth", "0.25", "sine", "440"])
+        var seeds: [[UInt8]] = []
+        for format in ["wav", "aiff", "au", "caf", "flac", "ogg", "opus", "mp3"] {
+            let target = files.path("seed.\(format)")
+            switch format {
+            case "mp3": try files.tool(["lame", "--quiet", "--add-id3v2", source, target])
+            case "opus": try files.tool(["opusenc", "--quiet", source, target])
+            default: try files.tool(["sox", source, target])
+            }
+            seeds.append(Array(try Data(contentsOf: URL(fileURLWithPath: target))))
+        }
+        let formats = ["wav", "aiff", "au", "caf", "flac", "ogg", "opus", "mp3"]
+        var opened = 0, refused = 0
+        try fuzz("audio", seeds: seeds, count: 1000, seed: 0x13_A0, budget: 10) { input, n in
+            // The extension of the seed it came from: libsndfile looks at the content, not the name.
+            let path = files.path("case-\(n % 4).\(formats[n % formats.count])")
+            try Data(input).write(to: URL(fileURLWithPath: path))
+            do {
+                let audio = try AudioSource(path: path)
+                var buffer = [Float](repeating: 0, count: 1024 * max(1, audio.channels))
+                var total: Int64 = 0
+                while true {
+                    let got = buffer.withUnsafeMutableBufferPointer { audio.read(into: $0.baseAddress!, frames: 1024) }
+                    if got == 0 { break }
+                    total += Int64(got)
+                    #expect(total <= max(audio.frames, 0) + 1_000_000, "case \(n): reads on past its length")
+                    if total > max(audio.frames, 0) + 1_000_000 { break }
+                }
+                opened += 1
+            } catch let error as DuckPromptError {
+                #expect(error.code == .unsupportedData || error.code == .noInput, "case \(n): \(error.code) \(error.message)")
+                #expect(error.message.hasPrefix(path), "case \(n): the message does not name the file: \(error.message)")
+                refused += 1
+            }
+        }
+        print("FUZZ audio: \(opened) opened and read, \(refused) refused")
+        #expect(opened > 0 && refused > 0, "the mutations were all of one kind: \(opened) opened, \(refused) refused")
+    }
+}

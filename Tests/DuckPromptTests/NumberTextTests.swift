@@ -83,7 +83,7 @@ struct PlayOptionsRangeTests {
         var options = PlayOptions()
         options.volume = Decibels(300)
         // A missing file would be 66 and an unreachable server 69: the usage error comes first.
-        let server = ServerOptions(server: "unix:/nonexistent/duckprompt-test", timeout: .milliseconds(200))
+        let server = ServerOptions(server: "unix:/nonexistent/duckprompt-test", timeoutMs: 200)
         let error = #expect(throws: DuckPromptError.self) {
             try DuckPrompt.playBlocking(files: ["/nonexistent/x.wav"], options: options, server: server)
         }

@@ -6,12 +6,13 @@ public struct ServerOptions: Sendable, Equatable {
     public var server: String?
     /// The client's `application.name` (`-n/--client-name`).
     public var clientName: String
-    /// How long connecting may take before giving up (`--timeout`), default 5 s.
-    public var timeout: Duration
+    /// How long, in ms, connecting and each answer of the server may take before it counts as
+    /// gone (`--timeout`); default 5000. In milliseconds, as every time in `PlayOptions`.
+    public var timeoutMs: Int
 
-    public init(server: String? = nil, clientName: String = "duckprompt", timeout: Duration = .seconds(5)) {
+    public init(server: String? = nil, clientName: String = "duckprompt", timeoutMs: Int = 5000) {
         self.server = server
         self.clientName = clientName
-        self.timeout = timeout
+        self.timeoutMs = timeoutMs
     }
 }

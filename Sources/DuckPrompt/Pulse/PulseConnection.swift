@@ -86,11 +86,11 @@ package final class PulseConnection: @unchecked Sendable {
         if waitingUntilReady { try waitUntilReadyLocked() }
     }
 
-    /// Connects to `options.server` as `options.clientName`, giving up after `options.timeout`
+    /// Connects to `options.server` as `options.clientName`, giving up after `options.timeoutMs`
     /// (`init(server:clientName:timeout:waitingUntilReady:)` with a caller's options).
     /// - Throws: what that initializer throws.
     convenience init(_ options: ServerOptions, waitingUntilReady: Bool = true) throws {
-        try self.init(server: options.server, clientName: options.clientName, timeout: options.timeout,
+        try self.init(server: options.server, clientName: options.clientName, timeout: .milliseconds(options.timeoutMs),
                       waitingUntilReady: waitingUntilReady)
     }
 
