@@ -75,8 +75,7 @@ final class DuckSession: @unchecked Sendable {
 
     /// Starts following `input`'s PipeWire node, if there is a watch and it names one. Lock held.
     private func followLocked(_ input: SinkInput) {
-        guard let watch, !nodes.values.contains(input.index), watch.watchLocked(input),
-              let node = input.properties["object.id"].flatMap({ UInt32($0) }) else { return }
+        guard let watch, !nodes.values.contains(input.index), let node = watch.watchLocked(input) else { return }
         nodes[node] = input.index
     }
 

@@ -60,20 +60,21 @@ final class NodeVolumeWatch: @unchecked Sendable {
 
     /// Starts following the node of `input` (nothing when it names none): its current volume
     /// arrives first, then each change, in every inbox's `nodeVolumes`. Lock held.
-    /// - Returns: whether it is followed (false: no node properties, or PipeWire failed).
-    func watchLocked(_ input: SinkInput) -> Bool {
-        guard !failed, let node = input.properties["object.id"].flatMap({ UInt32($0) }) else { return false }
+    /// - Returns: the node followed (its `object.id`), or nil: no node properties, or PipeWire
+    ///   failed.
+    func watchLocked(_ input: SinkInput) -> UInt32? {
+        guard !failed, let node = input.properties["object.id"].flatMap({ UInt32($0) }) else { return nil }
         let serial = input.properties["object.serial"].flatMap { UInt64($0) } ?? 0
         if let count = watchers[node], dp_pw_refresh(handle, node) == 0 {
             // Followed already (the prompt this one interrupted): its values reach every
             // inbox; the current one is asked for again for the newcomer.
             watchers[node] = count + 1
         } else {
-            guard dp_pw_watch(handle, node, serial) == 0 else { return false }
+            guard dp_pw_watch(handle, node, serial) == 0 else { return nil }
             watchers[node] = 1
         }
         dispatchLocked()
-        return true
+        return node
     }
 
     /// Stops following a node, once every caller that asked for it has. Lock held.
