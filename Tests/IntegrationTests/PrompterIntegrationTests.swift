@@ -89,6 +89,52 @@ struct PrompterIntegrationTests {
         prompter.close()
     }
 
+    /// This process's duckprompt streams (`duckprompt.prompt` = our pid): index and corked.
+    static func ownPromptStreams() throws -> [(index: Int, corked: Bool)] {
+        try Pactl.sinkInputs().compactMap { input in
+            let props = input["properties"] as? [String: Any] ?? [:]
+            guard props["duckprompt.prompt"] as? String == "\(getpid())", let index = input["index"] as? Int else { return nil }
+            return (index, input["corked"] as? Bool ?? false)
+        }
+    }
+
+    @Test("A held prompter keeps its last stream ready: corked between prompts, the next prompt of its shape plays whole on it, another shape gets a new one, and close() leaves no stream")
+    func keptStream() async throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let prompter = try Prompter()
+        let mono = try DuckIntegrationTests.prompt(seconds: 0.4)
+        let first = try await prompter.result(of: try prompter.play(files: [mono]))
+        #expect(first.route.sink.name == speaker)
+        let kept = try Self.ownPromptStreams()
+        #expect(kept.count == 1 && kept.first?.corked == true, "after the first prompt: \(kept)")
+
+        let recorder = try MonitorRecorder(sink: speaker)
+        try recorder.waitForAudio(seconds: 0.3)
+        let second = try await prompter.result(of: try prompter.play(files: [mono]))
+        try recorder.waitForMoreAudio(seconds: 0.6)
+        let heard = PlayIntegrationTests.promptWindows(recorder.stop())
+        #expect(second.framesPlayed == 19_200, "\(second.framesPlayed) frames of 0.4 s at 48000 Hz")
+        // 0.4 s of tone is 40 windows of 10 ms (the edges may fall half in a window).
+        #expect((38...42).contains(heard?.count ?? 0), "the second prompt on the monitor: \(String(describing: heard))")
+        let again = try Self.ownPromptStreams()
+        #expect(again.map(\.index) == kept.map(\.index) && again.first?.corked == true,
+                "the second prompt played on the kept stream \(kept), now \(again)")
+
+        let stereo = try TestAudio.sine("prompt-stereo-0.3s.wav", hertz: 1000, seconds: 0.3, channels: 2)
+        let third = try await prompter.result(of: try prompter.play(files: [stereo]))
+        #expect(third.framesPlayed == 14_400)
+        let other = try Self.ownPromptStreams()
+        #expect(other.count == 1 && other.map(\.index) != kept.map(\.index), "another shape, another stream: \(other)")
+
+        prompter.close()
+        let closed = try eventually(timeout: timeLimit(3)) { try Self.ownPromptStreams().isEmpty }
+        let left = try Self.ownPromptStreams()
+        #expect(closed, "after close(): \(left)")
+    }
+
     @Test("cancel: a waiting prompt never starts and ends cancelled; a playing one ends cancelled; the music exact after")
     func cancelWaitingAndPlaying() async throws {
         let (rig, speaker, app, before) = try Self.musicOnSpeaker("held-cancel", volume: 48000)

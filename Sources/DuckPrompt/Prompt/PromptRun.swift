@@ -20,10 +20,10 @@ extension DuckPrompt {
     /// - Throws: what `play(_:options:server:)` documents.
     static func runPrompt(_ sources: [any PromptSource], connection started: PulseConnection, options: PlayOptions,
                           server: ServerOptions, control: InterruptControl, entered: QueueEntry? = nil,
-                          reconnect: (() throws -> PulseConnection)? = nil,
+                          reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
                           onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) throws -> PlayReport {
         let run = PromptRun(sources: sources, connection: started, options: options, server: server, control: control,
-                            entered: entered, reconnect: reconnect, onStarted: onStarted)
+                            entered: entered, reconnect: reconnect, keeper: keeper, onStarted: onStarted)
         defer { run.close() }
         var lifecycle = PromptLifecycle()
         var action = lifecycle.start()
@@ -75,6 +75,11 @@ final class PromptRun {
 
     /// Connects again when the held connection failed (the `Prompter`'s, which replaces its own).
     private let reconnect: () throws -> PulseConnection
+    /// A held prompter's stream kept ready: taken for the first part when it fits, given the
+    /// last part's stream once the prompt played whole. Nil for a one-shot prompt.
+    private let keeper: ReadyStreamKeeper?
+    /// The frames of the stream given to `keeper` (no longer in `streams`).
+    private var keptFrames: Int64 = 0
     /// Told once, when the first part starts: the route and the pre-roll (ms).
     private let onStarted: (RouteDecision, Int) -> Void
 
@@ -82,10 +87,11 @@ final class PromptRun {
     ///   - entered: the queue entry, when the caller entered the queue already (a `Prompter`
     ///     does in `play`, so that prompts queue in call order); nil enters it at `.waitTurn`.
     ///   - reconnect: makes a new connection when `connection` failed meanwhile.
+    ///   - keeper: the held prompter's kept stream (nil: every stream is made and closed here).
     ///   - onStarted: called when the first part's stream starts, with the route and pre-roll.
     init(sources: [any PromptSource], connection: PulseConnection, options: PlayOptions, server: ServerOptions,
          control: InterruptControl, entered: QueueEntry? = nil,
-         reconnect: (() throws -> PulseConnection)? = nil,
+         reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
          onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) {
         self.sources = sources
         self.connection = connection
@@ -95,6 +101,7 @@ final class PromptRun {
         store = entered?.store
         ticket = entered?.ticket
         self.reconnect = reconnect ?? { try PulseConnection(server) }
+        self.keeper = keeper
         self.onStarted = onStarted
     }
 
@@ -159,6 +166,12 @@ final class PromptRun {
             if let slot, let last = streams.last { last.setOwnVolume(slot) }
             return .promptVolumeRestored
         case .checkQueue:
+            // Played whole: its last stream is drained, and kept ready for the next prompt.
+            // Its frames are counted first: the next prompt may be playing on it by the end.
+            if let keeper, let last = streams.popLast() {
+                keptFrames = last.framesWritten
+                keeper.keep(last)
+            }
             guard let store, let ticket else { return .queueChecked(anotherWaits: false) }
             return .queueChecked(anotherWaits: anotherPromptWaits(store: store, ticket: ticket))
         case .handOver:
@@ -189,7 +202,7 @@ final class PromptRun {
         }
         guard let route else { preconditionFailure("played without a route") }
         return PlayReport(route: route, duckedStreams: session?.touched.sorted() ?? [],
-                          framesPlayed: streams.reduce(0) { $0 + $1.framesWritten },
+                          framesPlayed: streams.reduce(keptFrames) { $0 + $1.framesWritten },
                           recoveryNotes: notes, preRollMs: preRoll)
     }
 
@@ -308,12 +321,20 @@ final class PromptRun {
                                        relativeVolume: options.volume != nil)
     }
 
-    /// Part `part`'s stream on the routed sink, prefilled from its source.
+    /// Part `part`'s stream on the routed sink, prefilled from its source: the stream kept
+    /// ready by the prompter when it fits (its first part only), else a new one.
     private func makeStream(_ part: Int, corked: Bool) throws -> PromptStream {
         guard let route else { preconditionFailure("routed before a stream is made") }
         let source = groups[part]
         var props = properties
         props[PulseConnection.mediaNameKey] = options.properties[PulseConnection.mediaNameKey] ?? source.name
+        let shape = PromptStream.Shape(sinkName: route.sink.name, rate: source.rate, channels: source.channels,
+                                       format: source.streamFormat, latencyMs: options.latencyMs)
+        if part == 0, let kept = keeper?.take(shape, on: connection) {
+            kept.rearm(properties: props, pull: source.read)
+            if !corked { kept.start() }
+            return kept
+        }
         return try PromptStream(connection: connection, rate: source.rate, channels: source.channels,
                                 sinkName: route.sink.name, properties: props, volume: nil,
                                 latencyMs: options.latencyMs, corked: corked,

@@ -91,6 +91,8 @@ public final class Prompter: Sendable {
     }
 
     private let server: ServerOptions
+    /// The stream kept ready between prompts; nil for a prompter held for one prompt.
+    private let keeper: ReadyStreamKeeper?
     private let state: LockedState
     private let lock = Lock()
 
@@ -100,15 +102,20 @@ public final class Prompter: Sendable {
     ///   refusals come later: the first prompt then connects again, and ends `.failed` if
     ///   the server still does not answer). libpulse: `pa_context_connect`.
     public convenience init(server: ServerOptions = ServerOptions()) throws {
-        try self.init(server: server, connection: PulseConnection(server, waitingUntilReady: false))
+        try self.init(server: server, connection: PulseConnection(server, waitingUntilReady: false),
+                      keepsStreamReady: true)
     }
 
     /// A prompter on a connection begun already (the one-shot `DuckPrompt.play` starts it
-    /// before opening its files).
-    init(server: ServerOptions, connection: PulseConnection) {
+    /// before opening its files, and keeps no stream ready: its process ends after the prompt).
+    init(server: ServerOptions, connection: PulseConnection, keepsStreamReady: Bool = false) {
         self.server = server
+        keeper = keepsStreamReady ? ReadyStreamKeeper() : nil
         state = LockedState(connection: connection)
     }
+
+    /// A prompter let go without `close()` closes its kept stream (which holds the connection).
+    deinit { keeper?.close() }
 
     // MARK: - Playing
 
@@ -190,6 +197,7 @@ public final class Prompter: Sendable {
             return Array(state.controls.values)
         }
         for control in controls { control.cancel() }
+        keeper?.close()
         endStreamsIfIdle()
     }
 
@@ -255,7 +263,7 @@ public final class Prompter: Sendable {
         let connection = lock.withLock { state.connection }
         return try DuckPrompt.runPrompt(sources, connection: connection, options: options, server: server,
                                         control: control, entered: entry, reconnect: { [self] in try reconnect() },
-                                        onStarted: { [self] route, preRoll in
+                                        keeper: keeper, onStarted: { [self] route, preRoll in
             guard let id else { return }
             emit(.started(id, Start(sink: route.sink.name, kind: route.classification.kind, preRollMs: preRoll)))
         })
@@ -268,6 +276,7 @@ public final class Prompter: Sendable {
         if !held.hasFailed { return held }
         let fresh = try PulseConnection(server)
         lock.withLock { state.connection = fresh }
+        keeper?.close()
         return fresh
     }
 

@@ -8,7 +8,8 @@ typealias FramePuller = (_ buffer: UnsafeMutablePointer<Float>, _ frames: Int) -
 
 private final class StreamBox: @unchecked Sendable {
     let mainloop: OpaquePointer
-    let pull: FramePuller
+    /// The prompt's frames; replaced when a kept stream plays the next prompt (`rearm`).
+    var pull: FramePuller
     let channels: Int
     let format: StreamSampleFormat
     /// For `.s16le`: the float frames pulled before they are converted (loop thread only).
@@ -33,6 +34,19 @@ private final class StreamBox: @unchecked Sendable {
 /// (`PA_STREAM_START_CORKED | PA_STREAM_ADJUST_LATENCY`), `pa_stream_begin_write`,
 /// `pa_stream_write`, `pa_stream_drain`, `pa_stream_cork`.
 final class PromptStream: @unchecked Sendable {
+    /// What a stream was made for: a kept stream plays another prompt only of the same shape
+    /// (`ReadyStreamKeeper`).
+    struct Shape: Sendable, Equatable {
+        /// `pa_sink_info.name` it was connected to.
+        var sinkName: String
+        /// Sample rate in Hz, channel count, sample format, as `init` took them.
+        var rate: Int
+        var channels: Int
+        var format: StreamSampleFormat
+        /// `latencyMs` as `init` took it (nil: `defaultBuffer`).
+        var latencyMs: Int?
+    }
+
     /// The default buffer, in ms: `tlength` 220 and `minreq` 100. With
     /// `PA_STREAM_ADJUST_LATENCY` the server runs the sink at (tlength − 2·minreq)/2 = 10 ms
     /// for this stream (PulseAudio's and pipewire-pulse's rule; `node.latency` 480/48000), as
@@ -41,9 +55,10 @@ final class PromptStream: @unchecked Sendable {
     /// delay an interruption: the fade-out is a volume ramp on the stream, then a flush.
     static let defaultBuffer: (tlengthMs: Int, minreqMs: Int?) = (220, 100)
 
-    private let connection: PulseConnection
+    let connection: PulseConnection
     private let stream: OpaquePointer
     private let box: StreamBox
+    let shape: Shape
 
     /// Creates the stream and starts connecting it to `sinkName`, corked unless `corked` is
     /// false (it then plays as soon as its buffer is filled); does not wait.
@@ -64,6 +79,7 @@ final class PromptStream: @unchecked Sendable {
          properties: [String: String], volume: Decibels?, latencyMs: Int?, corked: Bool = true,
          format: StreamSampleFormat = .float32le, pull: @escaping FramePuller) throws {
         self.connection = connection
+        shape = Shape(sinkName: sinkName, rate: rate, channels: channels, format: format, latencyMs: latencyMs)
         box = StreamBox(mainloop: connection.mainloop, channels: channels, format: format, pull: pull)
         var spec = pa_sample_spec(format: format == .s16le ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE,
                                   rate: UInt32(rate), channels: UInt8(channels))
@@ -271,6 +287,45 @@ final class PromptStream: @unchecked Sendable {
     private func setVolumeAndWaitLocked(_ index: UInt32, _ volume: ChannelVolumes, pending: PendingOperations) {
         connection.setSinkInputVolumeLocked(index, volume, pending: pending)
         connection.waitLocked(for: pending)
+    }
+
+    // MARK: - Kept ready between prompts
+
+    /// Corks a stream whose prompt played whole, to be kept for the next prompt of its shape
+    /// (`rearm`): an empty, corked stream lets the sink suspend. `pa_stream_cork(s, 1)`.
+    func park() {
+        connection.withLock {
+            box.pull = { _, _ in 0 }
+            if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
+        }
+    }
+
+    /// Whether a parked stream can play another prompt on `sinkName`: connected, still on that
+    /// sink (the server moves a stream whose sink went away: `pa_stream_get_device_name`),
+    /// its connection alive, its last prompt drained. Lock held.
+    func isReusableLocked(on sinkName: String) -> Bool {
+        guard connection.isAliveLocked, box.drained, pa_stream_get_state(stream) == PA_STREAM_READY,
+              let device = pa_stream_get_device_name(stream) else { return false }
+        return String(cString: device) == sinkName
+    }
+
+    /// Makes a parked stream play the next prompt: its properties (`media.name` …) replaced,
+    /// its buffer filled from `pull` at once while still corked (`start()` uncorks).
+    /// libpulse: `pa_stream_proplist_update` (`PA_UPDATE_REPLACE`), `pa_stream_writable_size`,
+    /// then the writes of the write callback.
+    func rearm(properties: [String: String], pull: @escaping FramePuller) {
+        let props = pa_proplist_new()
+        defer { pa_proplist_free(props) }
+        for (k, v) in properties { pa_proplist_sets(props, k, v) }
+        connection.withLock {
+            if let op = pa_stream_proplist_update(stream, PA_UPDATE_REPLACE, props, nil, nil) { pa_operation_unref(op) }
+            box.pull = pull
+            box.reachedEnd = false
+            box.drained = false
+            box.framesWritten = 0
+            let writable = pa_stream_writable_size(stream)
+            if writable != Int.max, writable > 0 { Self.fill(stream, requested: writable, box: box) }
+        }
     }
 
     /// Frames handed to the server so far.
