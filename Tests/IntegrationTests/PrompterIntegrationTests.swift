@@ -1,5 +1,6 @@
 import DuckPrompt
 import Foundation
+import Synchronization
 import Testing
 
 /// A `Prompter` held across prompts, on the live server: prompts queued in call order on one
@@ -133,6 +134,39 @@ struct PrompterIntegrationTests {
         let closed = try eventually(timeout: timeLimit(3)) { try Self.ownPromptStreams().isEmpty }
         let left = try Self.ownPromptStreams()
         #expect(closed, "after close(): \(left)")
+    }
+
+    @Test("A held prompter routes from its copy of the server, kept current by events: a Bluetooth headset that appears takes the next prompt, its removal and a new default sink send the following ones back, each started where the server now says")
+    func routeFollowsEvents() async throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        let other = "dp_speaker2_\(rig.tag)"
+        rig.modules.append(try Pactl.loadNullSink(name: other, properties: [
+            "device.description": "Second-Speaker", "device.api": "alsa", "device.bus": "pci",
+            "device.form_factor": "internal", "device.class": "sound"]))
+        try Pactl.call("set-default-sink", speaker)
+        let prompter = try Prompter()
+        let log = EventLog(prompter)
+        let prompt = try DuckIntegrationTests.prompt(seconds: 0.2)
+        func sink(ofNext label: String) async throws -> String? {
+            let id = try prompter.play(files: [prompt])
+            let report = try await prompter.result(of: id)
+            try log.waitFinished([id])
+            #expect(log.start(id)?.sink == report.route.sink.name, "\(label): the started event and the report")
+            return report.route.sink.name
+        }
+        #expect(try await sink(ofNext: "first") == speaker)
+        // From here on no prompt reads the whole server: each routes from the mirror.
+        let reads = PulseConnection.fullReads.load(ordering: .relaxed)
+        let bt = try rig.bluetooth()
+        #expect(try await sink(ofNext: "after the headset appeared") == bt)
+        Pactl.unload(rig.modules.removeLast())
+        #expect(try await sink(ofNext: "after the headset went") == speaker)
+        try Pactl.call("set-default-sink", other)
+        #expect(try await sink(ofNext: "after the default changed") == other)
+        #expect(PulseConnection.fullReads.load(ordering: .relaxed) == reads, "prompts read the whole server")
+        prompter.close()
     }
 
     @Test("cancel: a waiting prompt never starts and ends cancelled; a playing one ends cancelled; the music exact after")

@@ -78,6 +78,8 @@ final class PromptRun {
     /// A held prompter's stream kept ready: taken for the first part when it fits, given the
     /// last part's stream once the prompt played whole. Nil for a one-shot prompt.
     private let keeper: ReadyStreamKeeper?
+    /// Whether this prompt holds the mirror's sink-input reads (`holdMirrorInputs`) until `close()`.
+    private var holdsMirror = false
     /// The frames of the stream given to `keeper` (no longer in `streams`).
     private var keptFrames: Int64 = 0
     /// Told once, when the first part starts: the route and the pre-roll (ms).
@@ -109,6 +111,7 @@ final class PromptRun {
     func close() {
         for stream in streams { stream.close() }
         streams.removeAll()
+        if holdsMirror { connection.holdMirrorInputs(false) }
         reclaimed?.release()
         watcher?.cancel()
         lock?.release()
@@ -136,6 +139,8 @@ final class PromptRun {
         case .openStream(let part, let corked):
             precondition(part == streams.count, "parts are opened in order")
             streams.append(try makeStream(part, corked: corked))
+            // Opened uncorked (nothing to duck or wake): it plays once filled.
+            if part == 0, !corked, let route { onStarted(route, preRoll) }
             return .streamOpened(part: part)
         case .readyStream(let part):
             try ready(part)
@@ -285,7 +290,8 @@ final class PromptRun {
         // Other prompts may share the connection: a stop wakes its waits, which look at
         // `control.isStopped`, rather than interrupting them all.
         control.attach(connection, shared: true)
-        let (snapshot, info) = try connection.snapshot()
+        // A held prompter's copy of the server, kept current from events; else read now.
+        let (snapshot, info) = try connection.currentSnapshot()
         let route = try DuckPrompt.route(snapshot, request: options.device, config: options.config)
         self.route = route
         depth = switch options.duckMode {
@@ -300,6 +306,9 @@ final class PromptRun {
         let session = try DuckSession(connection: connection, plan: plan, inputs: snapshot.sinkInputs,
                                       onPipeWire: info.serverName.contains("PipeWire"))
         self.session = session
+        // Its own ramp writes are not read back into the mirror one by one.
+        connection.holdMirrorInputs(true)
+        holdsMirror = true
         if depth < 0 || !plan.entries.isEmpty || !plan.ended.isEmpty || options.volume != nil {
             // Journaled before the first volume write.
             session.journal = try JournalKeeper(store: store, plan: session.plan, server: server.server,

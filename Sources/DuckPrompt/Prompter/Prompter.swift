@@ -19,9 +19,12 @@ import Glibc
 /// and the command play their one prompt through a prompter too (`runHere`).
 ///
 /// The connection is made when the prompter is created (the handshake runs in libpulse's
-/// thread) and kept; when the server went away, the next prompt connects again, and first
-/// restores what an earlier prompt left ducked when its server died (its journal, kept until
-/// then). A prompt in flight when the server goes away ends `.failed`.
+/// thread) and kept, with a copy of the server's sinks and streams kept current from its events
+/// (a prompt routes from it without reading the server) and the last prompt's stream kept
+/// ready, corked, for the next prompt of the same format on the same sink (pavucontrol lists
+/// it). When the server went away, the next prompt connects again, and first restores what an
+/// earlier prompt left ducked when its server died (its journal, kept until then). A prompt in
+/// flight when the server goes away ends `.failed`.
 ///
 /// Thread-safe: `play`, `cancel`, `events` and `result(of:)` may be called from any thread
 /// (an app's UI thread, its own threads, Tasks).
@@ -97,13 +100,17 @@ public final class Prompter: Sendable {
     private let lock = Lock()
 
     /// Creates a prompter and starts connecting to the server (the handshake runs in
-    /// libpulse's thread; nothing is asked of the server before the first prompt).
+    /// libpulse's thread; then its sinks, sink-inputs and server info are read once and
+    /// followed: `pa_context_subscribe`).
     /// - Throws: `DuckPromptError(.unavailable)` when the server refuses at once (most
     ///   refusals come later: the first prompt then connects again, and ends `.failed` if
     ///   the server still does not answer). libpulse: `pa_context_connect`.
     public convenience init(server: ServerOptions = ServerOptions()) throws {
-        try self.init(server: server, connection: PulseConnection(server, waitingUntilReady: false),
-                      keepsStreamReady: true)
+        let connection = try PulseConnection(server, waitingUntilReady: false)
+        try self.init(server: server, connection: connection, keepsStreamReady: true)
+        // The copy of the server a prompt routes from, filled once the handshake is done; a
+        // prompt that comes first waits for it (or reads the server itself if it failed).
+        startThread { try? connection.startMirror() }
     }
 
     /// A prompter on a connection begun already (the one-shot `DuckPrompt.play` starts it
@@ -275,6 +282,7 @@ public final class Prompter: Sendable {
         let held = lock.withLock { state.connection }
         if !held.hasFailed { return held }
         let fresh = try PulseConnection(server)
+        if keeper != nil { try fresh.startMirror() }
         lock.withLock { state.connection = fresh }
         keeper?.close()
         return fresh

@@ -1,4 +1,5 @@
 import CPulseAudio
+import Synchronization
 
 /// Boxes that collect the results of one libpulse query. Each is kept alive by the caller for
 /// the duration of the (synchronous) wait, and passed unretained as `userdata`.
@@ -11,9 +12,7 @@ private final class ListBox<Element>: @unchecked Sendable {
 
 private final class ServerInfoBox: @unchecked Sendable {
     let mainloop: OpaquePointer
-    var defaultSinkName: String?
-    var serverName = ""
-    var serverVersion = ""
+    var info = ServerInfo(defaultSinkName: nil, serverName: "", serverVersion: "")
     init(mainloop: OpaquePointer) { self.mainloop = mainloop }
 }
 
@@ -24,13 +23,29 @@ struct ServerInfo: Sendable {
     var serverVersion: String
 }
 
+extension ServerInfo {
+    /// Copies a `pa_server_info`.
+    init(_ info: pa_server_info) {
+        // pipewire-pulse names the literal "@DEFAULT_SINK@" while no default is chosen.
+        defaultSinkName = info.default_sink_name.map { String(cString: $0) }
+            .flatMap { $0 == "@DEFAULT_SINK@" || $0.isEmpty ? nil : $0 }
+        serverName = info.server_name.map { String(cString: $0) } ?? ""
+        serverVersion = info.server_version.map { String(cString: $0) } ?? ""
+    }
+}
+
 extension PulseConnection {
+    /// How many times this process read the whole server (`snapshot()`): a test's check that
+    /// a held prompter's prompts route from its mirror instead.
+    package static let fullReads = Atomic<Int>(0)
+
     /// Reads sinks, sink-inputs and the server info in one round trip (three pipelined queries).
     ///
     /// - Throws: `.unavailable` when the connection is lost.
     /// libpulse: `pa_context_get_sink_info_list`, `pa_context_get_sink_input_info_list`,
     /// `pa_context_get_server_info`.
     func snapshot() throws -> (Snapshot, ServerInfo) {
+        Self.fullReads.add(1, ordering: .relaxed)
         let sinks = ListBox<Sink>(mainloop: mainloop)
         let inputs = ListBox<SinkInput>(mainloop: mainloop)
         let server = ServerInfoBox(mainloop: mainloop)
@@ -56,10 +71,8 @@ extension PulseConnection {
             throw DuckPromptError(.internal, "the server refused to list sinks or sink-inputs")
         }
         let snapshot = Snapshot(sinks: sinks.items, sinkInputs: inputs.items,
-                                defaultSinkName: server.defaultSinkName)
-        return (snapshot, ServerInfo(defaultSinkName: server.defaultSinkName,
-                                     serverName: server.serverName,
-                                     serverVersion: server.serverVersion))
+                                defaultSinkName: server.info.defaultSinkName)
+        return (snapshot, server.info)
     }
 }
 
@@ -74,21 +87,14 @@ extension PulseConnection {
                 try waitLocked(for: requestServerInfoLocked(into: server), what: "reading server info")
             }
         }
-        return ServerInfo(defaultSinkName: server.defaultSinkName, serverName: server.serverName,
-                          serverVersion: server.serverVersion)
+        return server.info
     }
 
     /// Asks for the server info, collected in `box`; lock held. `pa_context_get_server_info`.
     private func requestServerInfoLocked(into box: ServerInfoBox) -> OpaquePointer? {
         pa_context_get_server_info(context, { _, info, userdata in
             let box = Unmanaged<ServerInfoBox>.fromOpaque(userdata!).takeUnretainedValue()
-            if let info {
-                // pipewire-pulse names the literal "@DEFAULT_SINK@" while no default is chosen.
-                box.defaultSinkName = info.pointee.default_sink_name.map { String(cString: $0) }
-                    .flatMap { $0 == "@DEFAULT_SINK@" || $0.isEmpty ? nil : $0 }
-                box.serverName = info.pointee.server_name.map { String(cString: $0) } ?? ""
-                box.serverVersion = info.pointee.server_version.map { String(cString: $0) } ?? ""
-            }
+            if let info { box.info = ServerInfo(info.pointee) }
             pa_threaded_mainloop_signal(box.mainloop, 0)
         }, Unmanaged.passUnretained(box).toOpaque())
     }

@@ -51,6 +51,8 @@ final class Subscribers: @unchecked Sendable {
     var inboxes: [EventInbox] = []
     /// Whether the server was asked for events (`pa_context_subscribe`) on this context.
     var subscribed = false
+    /// A held connection's copy of the server, kept current from the same events.
+    var mirror: ServerMirror?
     init(mainloop: OpaquePointer) { self.mainloop = mainloop }
 }
 
@@ -66,27 +68,34 @@ extension PulseConnection {
     func subscribe(into inbox: EventInbox) throws {
         try withLock {
             subscribers.inboxes.append(inbox)
-            guard !subscribers.subscribed else { return }
-            pa_context_set_subscribe_callback(context, { _, type, index, userdata in
-                let subscribers = Unmanaged<Subscribers>.fromOpaque(userdata!).takeUnretainedValue()
-                let event = ServerEvent(type: type.rawValue, index: index)
-                for inbox in subscribers.inboxes { inbox.events.append(event) }
-                pa_threaded_mainloop_signal(subscribers.mainloop, 0)
-            }, Unmanaged.passUnretained(subscribers).toOpaque())
-            let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue
-                | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_CARD.rawValue
-                | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
-            let op = pa_context_subscribe(context, mask, { _, _, userdata in
-                pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
-            }, UnsafeMutableRawPointer(mainloop))
             do {
-                try waitLocked(for: op, what: "subscribing to server events")
+                try subscribeLocked()
             } catch {
                 subscribers.inboxes.removeAll { $0 === inbox }
                 throw error
             }
-            subscribers.subscribed = true
         }
+    }
+
+    /// Asks the server for events once per connection; they go to `subscribers`. Lock held.
+    /// - Throws: `.unavailable` when the server refuses or does not answer.
+    func subscribeLocked() throws {
+        guard !subscribers.subscribed else { return }
+        pa_context_set_subscribe_callback(context, { _, type, index, userdata in
+            let subscribers = Unmanaged<Subscribers>.fromOpaque(userdata!).takeUnretainedValue()
+            let event = ServerEvent(type: type.rawValue, index: index)
+            subscribers.mirror?.handleLocked(event)
+            for inbox in subscribers.inboxes { inbox.events.append(event) }
+            pa_threaded_mainloop_signal(subscribers.mainloop, 0)
+        }, Unmanaged.passUnretained(subscribers).toOpaque())
+        let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue
+            | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_CARD.rawValue
+            | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
+        let op = pa_context_subscribe(context, mask, { _, _, userdata in
+            pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
+        }, UnsafeMutableRawPointer(mainloop))
+        try waitLocked(for: op, what: "subscribing to server events")
+        subscribers.subscribed = true
     }
 
     /// Stops delivering events to `inbox` and lets it go. The server-side subscription stays
