@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <pipewire/pipewire.h>
+#include <pipewire/impl-module.h>
 #include <spa/param/audio/raw.h>
 #include <spa/param/props.h>
 #include <spa/pod/iter.h>
@@ -124,8 +125,19 @@ dp_pw *dp_pw_connect(dp_pw_volumes_cb volumes, dp_pw_lost_cb lost, void *userdat
     pw->userdata = userdata;
     pw->loop = pw_loop_new(NULL);
     if (pw->loop == NULL) goto fail;
-    pw->context = pw_context_new(pw->loop, NULL, 0);
+    /* No client.conf ("null"): it would load client-node, client-device, adapter, metadata
+     * and session-manager (1 MiB of RSS) for a client that needs only the native protocol to
+     * bind nodes and read their params; no D-Bus support plugin either. */
+    struct pw_properties *props = pw_properties_new(PW_KEY_CONFIG_NAME, "null",
+                                                    "support.dbus", "false", NULL);
+    if (props == NULL) goto fail;
+    /* Without a config, libpipewire warns on stderr that no module came from it and that its
+     * data thread cannot get realtime priority (module-rt is not loaded): neither matters to
+     * this client, so warnings are silenced unless PIPEWIRE_DEBUG asks for them. */
+    if (getenv("PIPEWIRE_DEBUG") == NULL) pw_log_set_level(SPA_LOG_LEVEL_ERROR);
+    pw->context = pw_context_new(pw->loop, props, 0);
     if (pw->context == NULL) goto fail;
+    if (pw_context_load_module(pw->context, "libpipewire-module-protocol-native", NULL, NULL) == NULL) goto fail;
     pw->core = pw_context_connect(pw->context, NULL, 0);
     if (pw->core == NULL) goto fail;
     pw_core_add_listener(pw->core, &pw->core_listener, &core_events, pw);
