@@ -22,9 +22,10 @@ import Glibc
 /// thread) and kept, with a copy of the server's sinks and streams kept current from its events
 /// (a prompt routes from it without reading the server) and the last prompt's stream kept
 /// ready, corked, for the next prompt of the same format on the same sink (pavucontrol lists
-/// it). When the server went away, the next prompt connects again, and first restores what an
-/// earlier prompt left ducked when its server died (its journal, kept until then). A prompt in
-/// flight when the server goes away ends `.failed`.
+/// it). When the server goes away, a prompt in flight ends `.failed`; the prompter connects
+/// again by itself as soon as the server answers (`HeldConnection`), and restores what that
+/// prompt left ducked (its journal, kept until then); a prompt asked for meanwhile connects
+/// and restores first.
 ///
 /// Thread-safe: `play`, `cancel`, `events` and `result(of:)` may be called from any thread
 /// (an app's UI thread, its own threads, Tasks).
@@ -94,8 +95,9 @@ public final class Prompter: Sendable {
     }
 
     private let server: ServerOptions
-    /// The stream kept ready between prompts; nil for a prompter held for one prompt.
-    private let keeper: ReadyStreamKeeper?
+    /// The connection kept up, and the stream kept ready between prompts; nil for a prompter
+    /// held for one prompt.
+    private let held: HeldConnection?
     private let state: LockedState
     private let lock = Lock()
 
@@ -106,23 +108,22 @@ public final class Prompter: Sendable {
     ///   refusals come later: the first prompt then connects again, and ends `.failed` if
     ///   the server still does not answer). libpulse: `pa_context_connect`.
     public convenience init(server: ServerOptions = ServerOptions()) throws {
-        let connection = try PulseConnection(server, waitingUntilReady: false)
-        try self.init(server: server, connection: connection, keepsStreamReady: true)
-        // The copy of the server a prompt routes from, filled once the handshake is done; a
-        // prompt that comes first waits for it (or reads the server itself if it failed).
-        startThread { try? connection.startMirror() }
+        try self.init(server: server, connection: PulseConnection(server, waitingUntilReady: false), held: true)
     }
 
     /// A prompter on a connection begun already (the one-shot `DuckPrompt.play` starts it
     /// before opening its files, and keeps no stream ready: its process ends after the prompt).
-    init(server: ServerOptions, connection: PulseConnection, keepsStreamReady: Bool = false) {
+    init(server: ServerOptions, connection: PulseConnection, held: Bool = false) {
         self.server = server
-        keeper = keepsStreamReady ? ReadyStreamKeeper() : nil
+        // Held: the copy of the server a prompt routes from is filled once the handshake is
+        // done (a prompt that comes first reads the server itself), and the connection is
+        // made again when the server comes back.
+        self.held = held ? HeldConnection(connection, server: server) : nil
         state = LockedState(connection: connection)
     }
 
-    /// A prompter let go without `close()` closes its kept stream (which holds the connection).
-    deinit { keeper?.close() }
+    /// A prompter let go without `close()` ends its connection's thread and kept stream.
+    deinit { held?.close() }
 
     // MARK: - Playing
 
@@ -204,7 +205,7 @@ public final class Prompter: Sendable {
             return Array(state.controls.values)
         }
         for control in controls { control.cancel() }
-        keeper?.close()
+        held?.close()
         endStreamsIfIdle()
     }
 
@@ -267,25 +268,21 @@ public final class Prompter: Sendable {
     /// connecting again when it failed.
     private func perform(_ sources: [any PromptSource], options: PlayOptions, entry: QueueEntry, id: PromptID?,
                          control: InterruptControl) throws -> PlayReport {
-        let connection = lock.withLock { state.connection }
+        let connection = held?.current ?? lock.withLock { state.connection }
         return try DuckPrompt.runPrompt(sources, connection: connection, options: options, server: server,
                                         control: control, entered: entry, reconnect: { [self] in try reconnect() },
-                                        keeper: keeper, onStarted: { [self] route, preRoll in
+                                        keeper: held?.keeper, onStarted: { [self] route, preRoll in
             guard let id else { return }
             emit(.started(id, Start(sink: route.sink.name, kind: route.classification.kind, preRollMs: preRoll)))
         })
     }
 
-    /// The held connection when it is up, else a new one, which the prompter keeps.
+    /// The held connection when it is up, else a new one (kept, when held).
     /// - Throws: `.unavailable` when the server refuses or does not answer.
     private func reconnect() throws -> PulseConnection {
-        let held = lock.withLock { state.connection }
-        if !held.hasFailed { return held }
-        let fresh = try PulseConnection(server)
-        if keeper != nil { try fresh.startMirror() }
-        lock.withLock { state.connection = fresh }
-        keeper?.close()
-        return fresh
+        if let held { return try held.usable() }
+        let connection = lock.withLock { state.connection }
+        return connection.hasFailed ? try PulseConnection(server) : connection
     }
 
     private func emit(_ event: Event) {

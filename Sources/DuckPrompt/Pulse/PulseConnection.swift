@@ -35,6 +35,10 @@ package final class PulseConnection: @unchecked Sendable {
     private var nodeWatch: NodeVolumeWatch?
     private var triedNodeWatch = false
 
+    /// Told when the context fails or ends (the state callback reaches it unretained): a held
+    /// prompter's thread waits on it to connect again.
+    let loss: ConnectionLoss
+
     /// When `waitUntilReady()` gives up.
     private let readyDeadline: ContinuousClock.Instant
 
@@ -69,10 +73,13 @@ package final class PulseConnection: @unchecked Sendable {
         context = ctx
         probe = LivenessProbe(mainloop: ml)
         subscribers = Subscribers(mainloop: ml)
-        let userdata = UnsafeMutableRawPointer(ml)
-        pa_context_set_state_callback(ctx, { _, userdata in
-            pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
-        }, userdata)
+        loss = ConnectionLoss(mainloop: ml)
+        pa_context_set_state_callback(ctx, { context, userdata in
+            let loss = Unmanaged<ConnectionLoss>.fromOpaque(userdata!).takeUnretainedValue()
+            let state = pa_context_get_state(context)
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { loss.happened() }
+            pa_threaded_mainloop_signal(loss.mainloop, 0)
+        }, Unmanaged.passUnretained(loss).toOpaque())
 
         pa_threaded_mainloop_lock(ml)
         defer { pa_threaded_mainloop_unlock(ml) }
@@ -271,4 +278,34 @@ extension PulseConnection {
     static let mediaRoleKey = PA_PROP_MEDIA_ROLE
     static let mediaNameKey = PA_PROP_MEDIA_NAME
     static let applicationNameKey = PA_PROP_APPLICATION_NAME
+}
+
+/// Tells a thread that waits for it (`wait()`) that a connection failed or ended, without
+/// waking it for anything else. `happened()` runs on the loop thread.
+final class ConnectionLoss: @unchecked Sendable {
+    let mainloop: OpaquePointer
+    private let condition = Condition()
+    private var lost = false
+    private var released = false
+
+    init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+
+    func happened() {
+        condition.withLock { lost = true }
+        condition.broadcast()
+    }
+
+    /// Ends every `wait()` (its waiter is going away).
+    func release() {
+        condition.withLock { released = true }
+        condition.broadcast()
+    }
+
+    /// Blocks until the connection is lost (true) or `release()` is called (false).
+    func wait() -> Bool {
+        condition.withLock {
+            while !lost && !released { condition.waitLocked() }
+            return lost
+        }
+    }
 }
