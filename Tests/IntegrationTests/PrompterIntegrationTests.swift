@@ -176,6 +176,56 @@ struct PrompterIntegrationTests {
         prompter.close()
     }
 
+    @Test("From four threads at once: twelve message prompts get distinct ids, start in id order (queue order is call order), and all play but the one cancelled from a fifth thread")
+    func manyThreads() async throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let prompter = try Prompter()
+        let log = EventLog(prompter)
+        let prompt = try DuckIntegrationTests.prompt(seconds: 0.1)
+        let options: PlayOptions = {
+            var options = PlayOptions()
+            options.priority = .message
+            return options
+        }()
+        final class IDs: @unchecked Sendable {
+            let lock = NSLock()
+            var all: [Prompter.PromptID] = []
+        }
+        let ids = IDs()
+        let group = DispatchGroup()
+        for _ in 0..<4 {
+            group.enter()
+            Thread {
+                for _ in 0..<3 {
+                    if let id = try? prompter.play(files: [prompt], options: options) { ids.lock.withLock { ids.all.append(id) } }
+                }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        let all = ids.lock.withLock { ids.all }
+        #expect(all.count == 12 && Set(all).count == 12, "\(all)")
+        let cancelled = all.sorted()[6]
+        let canceller = Thread { prompter.cancel(cancelled) }
+        canceller.start()
+        try log.waitFinished(all, timeout: 30)
+        let started = log.events.compactMap { event -> Prompter.PromptID? in
+            if case .started(let id, _) = event { return id } else { return nil }
+        }
+        #expect(started == started.sorted(), "started in the order \(started)")
+        for id in all where id != cancelled {
+            #expect(Self.played(log.outcome(id)), "\(id): \(String(describing: log.outcome(id)))")
+        }
+        switch log.outcome(cancelled) {
+        case .cancelled?, .played?: break   // cancelled, or it had played before the cancel came
+        case let other: Issue.record("the cancelled prompt: \(String(describing: other))")
+        }
+        prompter.close()
+    }
+
     @Test("cancel: a waiting prompt never starts and ends cancelled; a playing one ends cancelled; the music exact after")
     func cancelWaitingAndPlaying() async throws {
         let (rig, speaker, app, before) = try Self.musicOnSpeaker("held-cancel", volume: 48000)
