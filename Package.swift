@@ -27,7 +27,7 @@ let package = Package(
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3",
                        providers: [.apt(["libpipewire-0.3-dev"])]),
         // The one C file over libpipewire: a PipeWire node's volumes, each change in order
-        // (Pulse/NodeVolumeWatch.swift is its only caller).
+        // (Pulse/PipeWireWatch.swift is its only caller).
         .target(name: "CPipeWireNodes", dependencies: ["CPipeWire"]),
         .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes"],
                 swiftSettings: foundationFree),

@@ -1,42 +1,17 @@
 /* See include/node_volumes.h. libpipewire's interface calls are macros over vtables, and SPA
  * pods are parsed with header-only inline functions: hence a C layer, kept to this file. */
 #include "node_volumes.h"
+#include "pw_client.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <pipewire/pipewire.h>
 #include <pipewire/impl-module.h>
 #include <spa/param/audio/raw.h>
 #include <spa/param/props.h>
 #include <spa/pod/iter.h>
 #include <spa/utils/result.h>
-
-struct watched {
-    struct spa_list link;
-    dp_pw *pw;
-    uint32_t id;
-    uint64_t serial;
-    int verified;           /* object.serial checked (or not asked for) */
-    int dead;               /* reported lost: freed by dp_pw_unwatch, dp_pw_watch or dp_pw_free */
-    struct pw_proxy *proxy;
-    struct spa_hook node_listener;
-    struct spa_hook proxy_listener;
-};
-
-struct dp_pw {
-    struct pw_loop *loop;
-    struct pw_context *context;
-    struct pw_core *core;
-    struct pw_registry *registry;
-    struct spa_hook core_listener;
-    struct spa_list nodes;
-    dp_pw_volumes_cb volumes;
-    dp_pw_lost_cb lost;
-    void *userdata;
-    int failed;
-};
 
 static struct watched *find(dp_pw *pw, uint32_t id) {
     struct watched *w;
@@ -197,6 +172,7 @@ void dp_pw_free(dp_pw *pw) {
     if (pw == NULL) return;
     struct watched *w, *t;
     spa_list_for_each_safe(w, t, &pw->nodes, link) drop(w);
+    dp_pw_default_sink_free(pw);
     if (pw->core != NULL) {
         spa_hook_remove(&pw->core_listener);
         pw_core_disconnect(pw->core);

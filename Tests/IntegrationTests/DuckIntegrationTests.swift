@@ -201,7 +201,7 @@ struct DuckIntegrationTests {
         #expect(zip(after, expected).allSatisfy { abs($0 - $1) <= 2 }, "after \(after), expected about \(expected)")
     }
 
-    /// On PipeWire a ducked stream is followed through its node (`NodeVolumeWatch`); when the
+    /// On PipeWire a ducked stream is followed through its node (`PipeWireWatch`); when the
     /// PipeWire socket cannot be reached, through libpulse as on PulseAudio. Either way a
     /// user's change is kept and an untouched stream comes back exact.
     @Test("With and without PipeWire's own socket: the ducked streams followed through their nodes, or through libpulse; a user's change kept, the rest exact",

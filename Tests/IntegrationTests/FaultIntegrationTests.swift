@@ -229,7 +229,7 @@ struct FaultIntegrationTests {
         // write is overwritten unseen, and none was in plain builds; under ThreadSanitizer,
         // which slows our two sends apart, 1 in 20 once (stop 21's CI). On PipeWire duckprompt
         // follows each ducked stream's node, which reports every volume it applies, in order
-        // (NodeVolumeWatch): none may go unseen (through libpulse alone, 1-2 in 20 did).
+        // (PipeWireWatch): none may go unseen (through libpulse alone, 1-2 in 20 did).
         let sanitizer = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] != nil
         let allowed = TestServer.kind == "pulseaudio" && sanitizer ? 2 : 0
         #expect(unseen.count <= allowed, "\(phase): \(unseen.count) changes never reached duckprompt: \(unseen)")

@@ -21,6 +21,11 @@ typedef void (*dp_pw_volumes_cb)(void *userdata, uint32_t node, const float *lin
  * one asked for (its object.serial differs: -ESTALE), or an error the server sent. With `node`
  * UINT32_MAX (SPA_ID_INVALID), the connection itself failed: nothing is followed any more. */
 typedef void (*dp_pw_lost_cb)(void *userdata, uint32_t node, int res);
+/* The default sink changed: `name` is its node.name (a pulse sink's name), NULL when there is
+ * none. From the "default" metadata's "default.audio.sink" ({"name": ...}), which WirePlumber
+ * sets and pipewire-pulse reads: the server's own account, where a pulse client's server info
+ * may lag behind (pipewire-pulse 0.3.65 keeps a copy per client). */
+typedef void (*dp_pw_default_sink_cb)(void *userdata, const char *name);
 
 /* Connects to the PipeWire daemon (PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR) with
  * pw_context_connect. NULL on failure, with -errno in *error. */
@@ -43,4 +48,8 @@ int dp_pw_refresh(dp_pw *pw, uint32_t node);
 void dp_pw_unwatch(dp_pw *pw, uint32_t node);
 /* Disconnects and frees everything; no callback runs after it. */
 void dp_pw_free(dp_pw *pw);
+/* Follows the default sink (default_sink.c): finds the "default" metadata in the registry,
+ * binds it and calls `changed` with its current default sink, then on each change. 0, or
+ * -errno when the registry cannot be listened to. Once per dp_pw. */
+int dp_pw_follow_default_sink(dp_pw *pw, dp_pw_default_sink_cb changed);
 #endif

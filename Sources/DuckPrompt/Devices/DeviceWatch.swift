@@ -9,9 +9,10 @@ extension DuckPrompt {
     /// Stop by ending the iteration (or cancelling the consuming Task): the subscription and
     /// the connection close. The stream ends with an error when the connection fails or is lost.
     /// libpulse: `pa_context_subscribe` (sink, sink-input, card, server events), then a fresh
-    /// snapshot per batch of events; on PipeWire also `pa_context_get_server_info` after each
-    /// `defaultCheckInterval` (100 ms) without events, since pipewire-pulse 0.3.65 does not
-    /// always announce a new default sink.
+    /// snapshot per batch of events; on PipeWire, the default sink from the "default" metadata (libpipewire: `pw_metadata`),
+    /// since pipewire-pulse 0.3.65 does not always tell a client of a new default sink; only
+    /// when PipeWire cannot be reached, `pa_context_get_server_info` after each
+    /// `defaultCheckInterval` (100 ms) without events.
     public static func watchDevices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
                                     server: ServerOptions = ServerOptions()) -> AsyncThrowingStream<DeviceUpdate, Error> {
         let control = InterruptControl()
@@ -23,17 +24,31 @@ extension DuckPrompt {
                     control.attach(connection)
                     let inbox = EventInbox(mainloop: connection.mainloop)
                     try connection.subscribe(into: inbox)
+                    // pipewire-pulse 0.3.65 does not always tell a client of a new default
+                    // sink: twice in CI, `pactl get-default-sink` named the new sink while this
+                    // connection's server info named the old one for 3 s (it keeps a copy per
+                    // client). On PipeWire the default sink is followed where the server keeps
+                    // it, the "default" metadata (`PipeWireWatch`); when PipeWire cannot be
+                    // reached, it is asked for after each quiet `defaultCheckInterval` instead.
+                    let onPipeWire = try connection.serverInfo().serverName.contains("PipeWire")
+                    let followed = DefaultSinkBox()
+                    let following = onPipeWire && connection.withLock { () -> Bool in
+                        guard let watch = connection.pipeWireWatchLocked() else { return false }
+                        watch.followDefaultSinkLocked { name in
+                            followed.name = .some(name)
+                            inbox.events.append(.defaultSinkChanged)
+                        }
+                        return true
+                    }
                     func look() throws -> DeviceListing {
-                        let (snapshot, info) = try connection.snapshot()
+                        var (snapshot, info) = try connection.snapshot()
+                        if following, let name = connection.withLock({ followed.name }) { snapshot.defaultSinkName = name }
                         return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(), config: config,
                                              serverName: info.serverName, serverVersion: info.serverVersion)
                     }
                     var listing = try look()
                     continuation.yield(DeviceUpdate(listing: listing, changes: []))
-                    // pipewire-pulse 0.3.65 does not always tell of a default sink change: twice
-                    // in CI, `pactl get-default-sink` named the new sink while no event came for
-                    // 3 s. On PipeWire the default is also asked for after each quiet interval.
-                    let checkDefault = listing.serverName.contains("PipeWire")
+                    let checkDefault = onPipeWire && !following
                     while true {
                         let waited = try connection.withLock {
                             try checkDefault
@@ -81,9 +96,10 @@ extension DuckPrompt {
         }
     }
 
-    /// How long `watchDevices` waits for an event on PipeWire before it asks for the default
-    /// sink itself (one `pa_context_get_server_info`): a change the server did not announce is
-    /// reported this late at most.
+    /// How long `watchDevices` waits for an event on PipeWire, when it cannot follow the
+    /// "default" metadata, before it asks for the default sink itself (one
+    /// `pa_context_get_server_info`): a change the server did not announce is reported this
+    /// late at most.
     static let defaultCheckInterval: Duration = .milliseconds(100)
 
     /// A sink-input that changed (volume, cork, properties): it may change the route, but
@@ -91,4 +107,10 @@ extension DuckPrompt {
     private static func isVolumeChurn(_ event: ServerEvent) -> Bool {
         event.facility == .sinkInput && event.change == .changed
     }
+}
+
+/// The default sink the metadata named last (`.some(nil)`: none; nil: not known yet). Guarded
+/// by the connection's loop lock.
+private final class DefaultSinkBox: @unchecked Sendable {
+    var name: String??
 }

@@ -319,7 +319,7 @@ package struct DuckPlan: Sendable, Equatable {
     }
 
     /// `changed(_:now:)` for a volume seen without the rest of the stream's info (the one its
-    /// PipeWire node applied: `NodeVolumeWatch`); nothing for a stream not ducked.
+    /// PipeWire node applied: `PipeWireWatch`); nothing for a stream not ducked.
     public mutating func changed(index: UInt32, volume seen: ChannelVolumes,
                                  now: ContinuousClock.Instant = .now) -> [DuckAction] {
         guard let i = entries.firstIndex(where: { $0.index == index }) else { return [] }

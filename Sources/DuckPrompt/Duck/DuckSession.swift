@@ -25,7 +25,7 @@ final class DuckSession: @unchecked Sendable {
     /// - Throws: `.unavailable` when the server refuses the subscription.
     ///   - inputs: the sink-inputs the plan was made from (their PipeWire node properties).
     ///   - onPipeWire: the server is pipewire-pulse (`pa_server_info.server_name`): the volumes
-    ///     of ducked streams are followed through their PipeWire nodes (`NodeVolumeWatch`).
+    ///     of ducked streams are followed through their PipeWire nodes (`PipeWireWatch`).
     init(connection: PulseConnection, plan: DuckPlan, inputs: [SinkInput] = [], onPipeWire: Bool = false) throws {
         self.connection = connection
         self.plan = plan
@@ -35,7 +35,7 @@ final class DuckSession: @unchecked Sendable {
         subscribed = plan.depth < 0 || !plan.entries.isEmpty
         if subscribed { try connection.subscribe(into: inbox) }
         watch = subscribed && onPipeWire ? connection.withLock {
-            let watch = connection.nodeVolumeWatchLocked()
+            let watch = connection.pipeWireWatchLocked()
             watch?.inboxes.append(inbox)
             return watch
         } : nil
@@ -52,8 +52,8 @@ final class DuckSession: @unchecked Sendable {
 
     /// On PipeWire, the nodes of ducked streams, followed for each volume they apply: a user's
     /// change that one of our writes overwrote a millisecond later is seen there, never in a
-    /// libpulse info (`NodeVolumeWatch`). nil on PulseAudio, or when PipeWire cannot be reached.
-    private let watch: NodeVolumeWatch?
+    /// libpulse info (`PipeWireWatch`). nil on PulseAudio, or when PipeWire cannot be reached.
+    private let watch: PipeWireWatch?
     /// Sink-input index of each node followed. Lock held.
     private var nodes: [UInt32: UInt32] = [:]
     /// Sink-inputs whose node has reported its volume: from then on only the node's values are

@@ -30,9 +30,9 @@ package final class PulseConnection: @unchecked Sendable {
     /// context, which its callbacks reach unretained.
     let probe: LivenessProbe
 
-    /// The PipeWire client that follows nodes' volumes (`nodeVolumeWatchLocked()`): tried once,
+    /// The PipeWire client that follows nodes' volumes (`pipeWireWatchLocked()`): tried once,
     /// kept for the connection's life. Lock held.
-    private var nodeWatch: NodeVolumeWatch?
+    private var nodeWatch: PipeWireWatch?
     private var triedNodeWatch = false
 
     /// Told when the context fails or ends (the state callback reaches it unretained): a held
@@ -201,12 +201,12 @@ package final class PulseConnection: @unchecked Sendable {
         pa_threaded_mainloop_free(mainloop)
     }
 
-    /// The connection's `NodeVolumeWatch`, connected on the first call; nil when PipeWire
+    /// The connection's `PipeWireWatch`, connected on the first call; nil when PipeWire
     /// cannot be reached or failed since. Call only when the server is pipewire-pulse. Lock held.
-    func nodeVolumeWatchLocked() -> NodeVolumeWatch? {
+    func pipeWireWatchLocked() -> PipeWireWatch? {
         if !triedNodeWatch {
             triedNodeWatch = true
-            nodeWatch = NodeVolumeWatch(mainloop: mainloop)
+            nodeWatch = PipeWireWatch(mainloop: mainloop)
         }
         return nodeWatch?.failed == false ? nodeWatch : nil
     }

@@ -109,7 +109,9 @@ final class ServerMirror: @unchecked Sendable {
 
     /// The mirror as a snapshot, once every answer is in. On pipewire-pulse it asks for the
     /// server info first (0.3.65 does not always announce a new default sink: one small
-    /// request, the only read left before a prompt). Lock held.
+    /// request, the only read left before a prompt; the "default" metadata, which
+    /// `devices --watch` follows, lags a `pactl set-default-sink` by the session manager's
+    /// hop). Lock held.
     /// - Throws: `.unavailable` when the connection is lost or the server does not answer
     ///   within `answerTimeout`; `.internal` when the server refused a list.
     func snapshotLocked(on connection: PulseConnection) throws -> (Snapshot, ServerInfo) {

@@ -9,6 +9,10 @@ struct ServerEvent: Sendable, Equatable {
     var change: Change
     var index: UInt32
 
+    /// The default sink changed, as PipeWire's "default" metadata says (no libpulse event).
+    static let defaultSinkChanged = ServerEvent(type: PA_SUBSCRIPTION_EVENT_SERVER.rawValue
+        | PA_SUBSCRIPTION_EVENT_CHANGE.rawValue, index: UInt32.max)
+
     /// Decodes a `pa_subscription_event_type_t`.
     init(type: UInt32, index: UInt32) {
         facility = switch type & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue {
@@ -35,9 +39,9 @@ final class EventInbox: @unchecked Sendable {
     var events: [ServerEvent] = []
     /// Answers to `requestSinkInputLocked`, in arrival order. Guarded by the loop lock.
     var sinkInputs: [SinkInput] = []
-    /// Channel volumes PipeWire nodes applied, in order (`NodeVolumeWatch`). Lock held.
+    /// Channel volumes PipeWire nodes applied, in order (`PipeWireWatch`). Lock held.
     var nodeVolumes: [(node: UInt32, volume: ChannelVolumes)] = []
-    /// Nodes `NodeVolumeWatch` can no longer follow (`UInt32.max`: none at all). Lock held.
+    /// Nodes `PipeWireWatch` can no longer follow (`UInt32.max`: none at all). Lock held.
     var lostNodes: [UInt32] = []
     init(mainloop: OpaquePointer) { self.mainloop = mainloop }
 

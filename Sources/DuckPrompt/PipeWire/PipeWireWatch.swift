@@ -14,10 +14,14 @@ import Glibc
 /// (`pa_mainloop_api.io_new`) and dispatches it with the loop lock held, so every callback
 /// and call runs under the one lock that guards the connection.
 ///
+/// It also follows the default sink (`followDefaultSinkLocked`): the "default" metadata's
+/// `default.audio.sink`, which pipewire-pulse 0.3.65 does not always pass on to a pulse client
+/// (it keeps a copy per client, seen stale for seconds in CI).
+///
 /// A sink-input's node is named by its properties `object.id` and `object.serial`
 /// (pipewire-pulse sets both); a node whose `object.serial` differs (another daemon than the
 /// pulse server's, an id reused) is refused and reported lost.
-final class NodeVolumeWatch: @unchecked Sendable {
+final class PipeWireWatch: @unchecked Sendable {
     // @unchecked: every member is touched with the connection's loop lock held.
     private let handle: OpaquePointer
     private let mainloop: OpaquePointer
@@ -29,6 +33,11 @@ final class NodeVolumeWatch: @unchecked Sendable {
     private var watchers: [UInt32: Int] = [:]
     /// Set when the PipeWire connection failed: nothing is followed any more. Lock held.
     private(set) var failed = false
+    /// The default sink's name as the metadata says (`.some(nil)`: none), nil until it is
+    /// known. Lock held.
+    private(set) var defaultSink: String??
+    /// Told of each default sink change, on the loop thread. Lock held.
+    private var defaultSinkListeners: [(String?) -> Void] = []
 
     /// Connects to the PipeWire daemon (`PIPEWIRE_REMOTE`, else `$XDG_RUNTIME_DIR/pipewire-0`)
     /// and hooks its loop into `connection`'s mainloop. Lock held.
@@ -37,7 +46,7 @@ final class NodeVolumeWatch: @unchecked Sendable {
     /// libpipewire: `pw_context_connect`, `pw_core_get_registry`; libpulse: `io_new`.
     init?(mainloop: OpaquePointer) {
         var error: Int32 = 0
-        guard let handle = dp_pw_connect(NodeVolumeWatch.onVolumes, NodeVolumeWatch.onLost, nil, &error) else {
+        guard let handle = dp_pw_connect(PipeWireWatch.onVolumes, PipeWireWatch.onLost, nil, &error) else {
             DebugTrace.write("pipewire: cannot connect (\(error))")
             return nil
         }
@@ -46,7 +55,7 @@ final class NodeVolumeWatch: @unchecked Sendable {
         dp_pw_set_userdata(handle, Unmanaged.passUnretained(self).toOpaque())
         let api = pa_threaded_mainloop_get_api(mainloop)!
         io = api.pointee.io_new(api, dp_pw_fd(handle), PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
-            let watch = Unmanaged<NodeVolumeWatch>.fromOpaque(userdata!).takeUnretainedValue()
+            let watch = Unmanaged<PipeWireWatch>.fromOpaque(userdata!).takeUnretainedValue()
             watch.dispatchLocked()
         }, Unmanaged.passUnretained(self).toOpaque())
         dispatchLocked()
@@ -88,6 +97,19 @@ final class NodeVolumeWatch: @unchecked Sendable {
         }
     }
 
+    /// Follows the default sink from now on: `changed` is called, lock held on the loop
+    /// thread, with its name once the metadata is bound, then on each change. Once the
+    /// PipeWire connection failed, nothing more comes (`failed`).
+    /// libpipewire: `pw_registry` globals, `pw_metadata` properties.
+    func followDefaultSinkLocked(_ changed: @escaping (String?) -> Void) {
+        guard !failed else { return }
+        defaultSinkListeners.append(changed)
+        if let known = defaultSink { changed(known) }
+        guard defaultSinkListeners.count == 1 else { return }
+        if dp_pw_follow_default_sink(handle, PipeWireWatch.onDefaultSink) < 0 { return }
+        dispatchLocked()
+    }
+
     /// Runs the PipeWire loop's ready work (its callbacks fill the inbox). Lock held.
     private func dispatchLocked() {
         guard !failed else { return }
@@ -115,12 +137,21 @@ final class NodeVolumeWatch: @unchecked Sendable {
     }
 
     private static let onVolumes: dp_pw_volumes_cb = { userdata, node, linear, channels in
-        let watch = Unmanaged<NodeVolumeWatch>.fromOpaque(userdata!).takeUnretainedValue()
+        let watch = Unmanaged<PipeWireWatch>.fromOpaque(userdata!).takeUnretainedValue()
         watch.volumesLocked(node: node, linear: UnsafeBufferPointer(start: linear, count: Int(channels)))
     }
 
+    private static let onDefaultSink: dp_pw_default_sink_cb = { userdata, name in
+        let watch = Unmanaged<PipeWireWatch>.fromOpaque(userdata!).takeUnretainedValue()
+        let sink = name.map { String(cString: $0) }
+        DebugTrace.write("pipewire: the default sink is \(sink ?? "none")")
+        watch.defaultSink = .some(sink)
+        for listener in watch.defaultSinkListeners { listener(sink) }
+        pa_threaded_mainloop_signal(watch.mainloop, 0)
+    }
+
     private static let onLost: dp_pw_lost_cb = { userdata, node, res in
-        let watch = Unmanaged<NodeVolumeWatch>.fromOpaque(userdata!).takeUnretainedValue()
+        let watch = Unmanaged<PipeWireWatch>.fromOpaque(userdata!).takeUnretainedValue()
         watch.lostLocked(node: node, res: res)
     }
 }
