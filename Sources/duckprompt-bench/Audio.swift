@@ -110,7 +110,35 @@ struct Recording {
     }
 }
 
+/// A prompt as the monitor heard it: its first and last sample, in monotonic ns.
+struct HeardPrompt {
+    var first: UInt64, last: UInt64
+    /// How far the server's timing answers moved the first sample from its arrival bound, in
+    /// ms (positive: later); nil when they were too few or implausible and the bound was used.
+    var correctionMs: Double?
+}
+
+extension Recording {
+    /// The blip heard after `t` (monotonic ns: the run's start), placed by `time(ofFrame:)`;
+    /// nil when none arrived after `t`.
+    func prompt(after t: UInt64) -> HeardPrompt? {
+        guard let found = blip(in: firstFrame(arrivingAfter: t)..<samples.count),
+              let bound = boundTime(ofFrame: found.first),
+              let first = time(ofFrame: found.first), let last = time(ofFrame: found.last) else { return nil }
+        let correction = timedTime(ofFrame: found.first, near: bound).map { (Double($0) - Double(bound)) / 1e6 }
+        return HeardPrompt(first: first, last: last, correctionMs: correction)
+    }
+}
+
 extension BenchProbe {
+    /// The prompt a run that began at `started` and ended at `ended` (monotonic ns) played:
+    /// waits until the recording holds 300 ms past `ended` (the monitor lags), then looks for
+    /// it after `started`.
+    func heardPrompt(started: UInt64, ended: UInt64) -> HeardPrompt? {
+        waitForRecording(past: ended, marginMs: 300)
+        return snapshotRecording().prompt(after: started)
+    }
+
     /// The recording so far, copied.
     func snapshotRecording() -> Recording {
         let timings = self.timings

@@ -31,15 +31,23 @@ final class Child: @unchecked Sendable {
     private var highWaterKiB = 0.0
     private var exited = false
 
-    /// Starts `arguments` (PATH lookup), standard input and output on /dev/null, standard
-    /// error to a temporary file, signal mask cleared, environment inherited.
-    init(_ arguments: [String]) throws {
+    /// Starts `arguments` (PATH lookup), standard input and output on /dev/null unless a
+    /// descriptor is given for them, standard error to a temporary file, signal mask cleared,
+    /// environment inherited.
+    /// - Parameters:
+    ///   - input, output: descriptors the child gets as its standard input or output
+    ///     (`posix_spawn_file_actions_adddup2`), e.g. a pipe's end; the caller closes its copy.
+    init(_ arguments: [String], input: Int32? = nil, output: Int32? = nil) throws {
         errPath = NSTemporaryDirectory() + "duckprompt-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).err"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        if let input { posix_spawn_file_actions_adddup2(&actions, input, 0) } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        if let output { posix_spawn_file_actions_adddup2(&actions, output, 1) } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        }
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
@@ -131,14 +139,21 @@ func cpuTicks(of names: Set<String>) -> Int {
               runtime.map({ mine in
                   (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ")))?.range(of: mine) != nil
               }) ?? true,
-              let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { continue }
-        // After "(comm)": state is field 3, utime 14, stime 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let utime = Int(fields[11]), let stime = Int(fields[12]) else { continue }
-        total += utime + stime
+              let ticks = cpuTicks(ofProcess: pid) else { continue }
+        total += ticks
     }
     return total
+}
+
+/// CPU time so far of one process, all its threads (those that ended too): `utime + stime` of
+/// /proc/PID/stat, in clock ticks (`sysconf(_SC_CLK_TCK)` a second); nil when it is gone.
+func cpuTicks(ofProcess pid: String) -> Int? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return nil }
+    // After "(comm)": state is field 3, utime 14, stime 15.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let utime = Int(fields[11]), let stime = Int(fields[12]) else { return nil }
+    return utime + stime
 }
 
 /// Waits until the sound servers have settled after a change: until two windows of `windowMs`

@@ -23,7 +23,8 @@ final class ServerBench {
     let directory: String
     let sink = "speaker"
     var results: ServerResults
-    private let blip: String
+    /// The 50 ms 1 kHz prompt of figures 1 to 4, 7 and 8 (a WAV in `directory`).
+    let blip: String
 
     init(kind: String, runs: Int, duckprompt: String, serverVersion: String) throws {
         self.kind = kind
@@ -128,28 +129,21 @@ final class ServerBench {
                     recorder.clearRecording()
                     pause(ms: 150)
                     let run = try Child.run(tool.command)
-                    recorder.waitForRecording(past: run.exited, marginMs: 300)
-                    let rec = recorder.snapshotRecording()
+                    let heard = recorder.heardPrompt(started: run.started, ended: run.exited)
                     var s = Double.nan, e = Double.nan
                     if run.status != 0 {
                         note("\(tool.name) exited \(run.status) (\(scenario)): \(run.stderr)")
-                    } else if let found = rec.blip(in: rec.firstFrame(arrivingAfter: run.started)..<rec.samples.count),
-                              let first = rec.time(ofFrame: found.first), let last = rec.time(ofFrame: found.last) {
-                        s = (Double(first) - Double(run.started)) / 1e6
-                        e = (Double(run.exited) - Double(last)) / 1e6
+                    } else if let heard {
+                        s = (Double(heard.first) - Double(run.started)) / 1e6
+                        e = (Double(run.exited) - Double(heard.last)) / 1e6
                     } else {
                         note("\(tool.name): no blip found on \(sink).monitor in one run (\(scenario))")
                     }
                     start[tool.name, default: []].append(s)
                     end[tool.name, default: []].append(e)
                     wall[tool.name, default: []].append(run.status == 0 ? run.wallSeconds : .nan)
-                    if let found = rec.blip(in: rec.firstFrame(arrivingAfter: run.started)..<rec.samples.count),
-                       let bound = rec.boundTime(ofFrame: found.first) {
-                        if let timed = rec.timedTime(ofFrame: found.first, near: bound) {
-                            corrections.append((Double(timed) - Double(bound)) / 1e6)
-                        } else {
-                            untimed += 1
-                        }
+                    if let heard {
+                        if let c = heard.correctionMs { corrections.append(c) } else { untimed += 1 }
                     }
                     log("\(scenario) \(tool.name): start \(format(s, "ms")) ms, end \(format(e, "ms")) ms, wall \(format(run.wallSeconds, "s")) s")
                 }

@@ -8,8 +8,11 @@ enum Report {
         3: "3. Wall time for the 50 ms blip: exec → exit (s)",
         4: "4. Duck scale: N playing sink-inputs, default duck (-20 dB, attack 200 ms, release 500 ms) (ms)",
         5: "5. Cost of a 60 s prompt (all tools playing at once)",
+        7: "7. Held prompter: play() → first prompt sample on the monitor, beside paplay's exec → first sample (ms)",
+        8: "8. An idle prompter over 60 s, beside `duckprompt devices --watch`",
     ]
     static let rowOrder = ["duckprompt --duck 0dB", "duckprompt", "paplay", ServerBench.anchor, "pw-play"]
+    static let heldRowOrder = [ServerBench.heldZero, ServerBench.heldDuck, ServerBench.heldCold, "paplay", ServerBench.anchor]
 
     static let method = [
         "- Each server is private and headless (`Scripts/sound-server SERVER --emulate`): null sinks `speaker` "
@@ -47,6 +50,33 @@ enum Report {
             + "ducks the others), CPU = `ru_utime + ru_stime` of each child from `wait4`, peak RSS = the last `VmHWM` of its "
             + "/proc/PID/status, read every 20 ms while it runs (not `ru_maxrss`: a child of `posix_spawn` shares the "
             + "bench's memory until it execs, and Linux carries that high-water mark into `ru_maxrss`).",
+        "- Figure 7: a `Prompter` (the library's held prompter) in the bench's own process, one per scenario and held "
+            + "for all its rounds, plays the prompt on `speaker` with the options `duckprompt play -d speaker` starts from "
+            + "(`PlayOptions(config:)`), its duck 0 dB or the default. Start: the instant before `play(files:)` (which "
+            + "opens the file); end: the first prompt sample on `speaker.monitor`, recorded and placed as in figures 1 "
+            + "and 2. Each run waits for `result(of:)`, then for 300 ms more of recording; the next begins 150 ms later, "
+            + "as in figure 1. `paplay` and `paplay --latency-msec=20` play in the same rounds (exec → first sample, as "
+            + "figure 1 runs them), the four taking turns as in figures 1 to 3; × is the ratio to `paplay` in the same "
+            + "round. The prompter is made before the scenario's uncounted `paplay --latency-msec=20` run, so its "
+            + "handshake and its first read of the server are done; its first prompt (`--duck 0dB`), with no stream "
+            + "kept ready yet, is the cold one, shown in its own row and not counted in the rounds. Targets: `--duck 0dB` "
+            + "≤ 0.5 × paplay's median; the default duck ≤ 0.5 × paplay + attack (200 ms) + 20 ms, as figure 1's "
+            + "default-duck target adds the attack and 20 ms to the no-duck one (on the idle sink there is nothing to "
+            + "duck, so no attack).",
+        "- Figure 8: two children at once, no other client playing: `duckprompt devices --watch` (started first; on "
+            + "PipeWire it asks for the server info after every 100 ms without events), and `duckprompt-bench hold`, "
+            + "which makes a `Prompter`, plays the prompt with the default duck on `speaker` to its end, writes a line, "
+            + "then blocks in `read(2)`. The hold child never uses Dispatch (it waits for the result on a task executor "
+            + "with a thread of its own): once a process has used Dispatch's global queues, libdispatch's workqueue "
+            + "monitor wakes it every second, which would be the harness's wake-up, not the prompter's. From that line, "
+            + "for 60 s: CPU = `utime + stime` of /proc/PID/stat (10 ms ticks), context switches = the sum over "
+            + "/proc/PID/task/*/status of `voluntary_ctxt_switches + nonvoluntary_ctxt_switches` (a thread that ends "
+            + "in the window takes its last ones with it; the notes say when), read every second; wake-ups per s = "
+            + "context switches / 60. A subscribed prompter is woken by the server's events (a sink suspended after "
+            + "5 s idle: module-suspend-on-idle, WirePlumber's suspend-node): `pactl subscribe` logs the sink, "
+            + "sink-input, card and server events, and the target counts the prompter's context switches in seconds "
+            + "with no such event in them or a second next to them (the two processes' stamps of one event can fall "
+            + "either side of a second's end): 0 = no wake-up of its own.",
         "- Figure 6: the sinks of every fixture dump under `Tests/DuckPromptTests/Fixtures` (pactl text and JSON, "
             + "pacmd, pw-dump, localised), repeated and renamed to 10 000 sinks in one snapshot, classified and routed "
             + "by `DeviceListing(snapshot:)`; and the pactl text fixtures repeated (renumbered) to a 10 MiB dump read "
@@ -87,9 +117,11 @@ enum Report {
         return (s.text(series.unit), ratio)
     }
 
-    /// A table with one row per tool and, per column, the value and its ratio to the anchor.
-    static func table(_ results: ServerResults, figure: Int, columns: [String], ratioLabel: String) -> [String] {
-        let rows = rowOrder.filter { row in columns.contains { results.find(figure, row, $0) != nil } }
+    /// A table with one row per tool (those of `order` that were measured) and, per column,
+    /// the value and its ratio to the anchor.
+    static func table(_ results: ServerResults, figure: Int, columns: [String], ratioLabel: String,
+                      order: [String] = rowOrder) -> [String] {
+        let rows = order.filter { row in columns.contains { results.find(figure, row, $0) != nil } }
         var lines = ["| tool | " + columns.map { "\($0) | \(ratioLabel)" }.joined(separator: " | ") + " |",
                      "|---|" + String(repeating: "---:|---:|", count: columns.count)]
         for row in rows {
@@ -105,9 +137,10 @@ enum Report {
     static func serverSection(_ r: ServerResults) -> [String] {
         let title = r.server == "pipewire" ? "PipeWire" : "PulseAudio"
         let rounds = max(1, (r.runs + 1) / 2)
-        let how: String = "\(r.runs) runs per figure (figure 5: \(rounds) rounds); median (min–max); "
+        let how: String = "\(r.runs) runs per figure (figure 5: \(rounds) rounds; figure 8: one "
+            + "\(ServerBench.idleSeconds) s window); median (min–max); "
             + "× = median over runs of the ratio to `\(ServerBench.anchor)` in the same round "
-            + "(figure 5: to `paplay`). Measured in \(Int(r.seconds)) s."
+            + "(figures 5 and 7: to `paplay`). Measured in \(Int(r.seconds)) s."
         var lines: [String] = ["## \(title) (\(r.serverVersion))", "", how, ""]
         for figure in 1...3 {
             lines += ["### " + figureTitles[figure]!, ""]
@@ -125,6 +158,23 @@ enum Report {
         }
         lines += ["", "### " + figureTitles[5]!, ""]
         lines += table(r, figure: 5, columns: ["CPU s", "peak RSS"], ratioLabel: "× paplay") + [""]
+        if r.series.contains(where: { $0.figure == 7 }) {
+            lines += ["### " + figureTitles[7]!, ""]
+            lines += table(r, figure: 7, columns: [ServerBench.idle, ServerBench.music], ratioLabel: "× paplay",
+                           order: heldRowOrder) + [""]
+        }
+        if r.series.contains(where: { $0.figure == 8 }) {
+            let columns = ["CPU s", "context switches", "wake-ups per s"]
+            lines += ["### " + figureTitles[8]!, "",
+                      "| process | " + columns.joined(separator: " | ") + " |",
+                      "|---|" + String(repeating: "---:|", count: columns.count)]
+            for row in [ServerBench.idleHeld, ServerBench.idleWatch] where r.find(8, row, columns[0]) != nil {
+                // One window: the value itself, no range.
+                let cells = columns.map { c in r.find(8, row, c).flatMap { s in s.summary.map { format($0.median, s.unit) } } ?? "n/a" }
+                lines.append("| `\(row)` | " + cells.joined(separator: " | ") + " |")
+            }
+            lines += [""]
+        }
         if !r.notes.isEmpty { lines += ["Notes:"] + r.notes.map { "- \($0)" } + [""] }
         return lines
     }

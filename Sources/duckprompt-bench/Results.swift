@@ -2,13 +2,13 @@ import Foundation
 
 /// One measured quantity: a tool (row) in a condition (column), several runs.
 struct Series: Codable {
-    /// 1…6, the figure numbers.
+    /// 1…8, the figure numbers.
     var figure: Int
     /// The tool or workload, e.g. `paplay --latency-msec=20`, `N = 300`.
     var row: String
     /// The condition or quantity, e.g. `idle sink`, `with music`, `CPU s`.
     var column: String
-    /// `ms`, `s`, `MiB`, `µs`.
+    /// `ms`, `s`, `MiB`, `µs`, `count`, `/s`.
     var unit: String
     /// One value per run.
     var values: [Double]
@@ -45,6 +45,8 @@ func format(_ v: Double, _ unit: String) -> String {
     case "s": return String(format: "%.3f", v)
     case "MiB": return String(format: "%.1f", v)
     case "µs": return v >= 100 ? String(format: "%.0f", v) : String(format: "%.2f", v)
+    case "count": return String(format: "%.0f", v)
+    case "/s": return v >= 100 ? String(format: "%.0f", v) : String(format: "%.2f", v)
     default: return String(format: "%.3g", v)
     }
 }

@@ -47,6 +47,26 @@ extension ServerBench {
         if let rss = median(5, "duckprompt", "peak RSS") {
             t.append(TargetResult(target: "60 s prompt: peak RSS < 20 MiB", measured: "\(format(rss, "MiB")) MiB", met: rss < 20))
         }
+        for scenario in [Self.idle, Self.music] {
+            guard let paplay = median(7, "paplay", scenario) else { continue }
+            let half = paplay / 2
+            if let zero = median(7, Self.heldZero, scenario) {
+                t.append(TargetResult(target: "Held prompter play → first sample, --duck 0dB ≤ 0.5 × paplay (\(scenario))",
+                                      measured: "\(format(zero, "ms")) ms vs \(format(half, "ms")) ms", met: zero <= half))
+            }
+            if let duck = median(7, Self.heldDuck, scenario) {
+                let limit = half + Double(Self.attackMs) + 20
+                t.append(TargetResult(target: "Held prompter play → first sample, default duck ≤ 0.5 × paplay + attack + 20 ms (\(scenario))",
+                                      measured: "\(format(duck, "ms")) ms vs \(format(limit, "ms")) ms", met: duck <= limit))
+            }
+        }
+        if let own = median(8, Self.idleHeld, Self.unprompted), let all = median(8, Self.idleHeld, "context switches"),
+           let told = median(8, Self.idleHeld, Self.serverEvents) {
+            t.append(TargetResult(target: "Idle prompter: no wake-ups (\(Self.idleSeconds) s: no context switch but within a "
+                                      + "second of a server event)",
+                                  measured: "\(Int(own)) of \(Int(all)) context switches without one (\(Int(told)) server events)",
+                                  met: own == 0))
+        }
         results.targets = t
     }
 }

@@ -1,11 +1,13 @@
 // duckprompt-bench: the measuring tool behind Scripts/bench (Docs/performance.md).
 //
 // USAGE:
-//   duckprompt-bench measure --duckprompt PATH --output FILE.json [--runs N] [--figures 1,2,3,4,5]
+//   duckprompt-bench measure --duckprompt PATH --output FILE.json [--runs N] [--figures 1,2,3,4,5,7,8]
 //                            [--counts 1,10,100,300]
 //       on a server started by `Scripts/sound-server pipewire|pulseaudio --emulate -- …`
 //   duckprompt-bench inprocess --fixtures DIR --output FILE.json [--runs N]
 //   duckprompt-bench report --output Docs/performance.md --command TEXT [--preamble TEXT] FILE.json...
+//   duckprompt-bench hold --file PATH --device SINK
+//       (hidden: figure 8's idle prompter, which `measure` starts; see HoldCommand.swift)
 //
 // Exit status: 0 whatever the figures show; 64 for a usage error; 69 when no server answers
 // or a figure cannot be measured at all.
@@ -14,7 +16,7 @@ import DuckPromptProbe
 import Foundation
 
 let usage = """
-    USAGE: duckprompt-bench measure --duckprompt PATH --output FILE [--runs N] [--figures 1,2,3,4,5] [--counts 1,10,100,300]
+    USAGE: duckprompt-bench measure --duckprompt PATH --output FILE [--runs N] [--figures 1,2,3,4,5,7,8] [--counts 1,10,100,300]
            duckprompt-bench inprocess --fixtures DIR --output FILE [--runs N]
            duckprompt-bench report --output FILE --command TEXT [--preamble TEXT] FILE...
     """
@@ -57,21 +59,29 @@ func writeJSON<T: Encodable>(_ value: T, to path: String) throws {
     try encoder.encode(value).write(to: URL(fileURLWithPath: path))
 }
 
+// No top-level `await` (async code is waited for with `blocking`): the figures run on the main
+// thread, and `hold` runs in a process that never starts Dispatch's queues (HoldCommand.swift).
 let arguments = CommandLine.arguments
 guard arguments.count > 1 else { fail("missing subcommand", status: 64) }
 let (options, rest) = parse(arguments.dropFirst(2), valued: ["duckprompt", "output", "runs", "figures", "counts",
-                                                              "fixtures", "command", "preamble"])
-guard let outputPath = options["output"] else { fail("--output is required", status: 64) }
+                                                              "fixtures", "command", "preamble", "file", "device"])
 let runs = integers(options["runs"], default: [5])[0]
+if arguments[1] == "hold" {
+    guard let file = options["file"], let device = options["device"], rest.isEmpty else {
+        fail("hold needs --file PATH --device SINK", status: 64)
+    }
+    exit(HoldCommand.run(file: file, sink: device))
+}
+guard let outputPath = options["output"] else { fail("--output is required", status: 64) }
 
 switch arguments[1] {
 case "measure":
     guard let duckprompt = options["duckprompt"], rest.isEmpty else { fail("measure needs --duckprompt PATH", status: 64) }
-    let figures = Set(integers(options["figures"], default: [1, 2, 3, 4, 5]))
+    let figures = Set(integers(options["figures"], default: [1, 2, 3, 4, 5, 7, 8]))
     let kind = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SERVER"] ?? "unknown"
     let began = monotonicNanoseconds()
     let listing: DeviceListing
-    do { listing = try await DuckPrompt.devices() } catch { fail("no sound server: \(error)", status: 69) }
+    do { listing = try blocking { try await DuckPrompt.devices() }.get() } catch { fail("no sound server: \(error)", status: 69) }
     do {
         let bench = try ServerBench(kind: kind, runs: runs, duckprompt: duckprompt,
                                     serverVersion: "\(listing.serverName) \(listing.serverVersion)")
@@ -85,6 +95,8 @@ case "measure":
         figure([3]) { try bench.wallTime() }
         figure([4]) { try bench.duckScale(counts: integers(options["counts"], default: [1, 10, 100, 300])) }
         figure([5]) { try bench.cost(rounds: max(1, (runs + 1) / 2)) }
+        figure([7]) { try bench.heldPrompter() }
+        figure([8]) { try bench.idleCost(seconds: ServerBench.idleSeconds) }
         bench.evaluateTargets()
         bench.results.seconds = Double(monotonicNanoseconds() - began) / 1e9
         try writeJSON(bench.results, to: outputPath)

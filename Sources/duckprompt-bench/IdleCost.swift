@@ -1,0 +1,219 @@
+import DuckPrompt
+import DuckPromptProbe
+import Foundation
+
+/// A process's CPU time and context switches so far, read from /proc without waking it.
+struct ProcessCounters {
+    /// `utime + stime` of /proc/PID/stat (every thread, ended ones too), in clock ticks.
+    var ticks: Int
+    /// Per thread id: `voluntary_ctxt_switches + nonvoluntary_ctxt_switches` of
+    /// /proc/PID/task/TID/status.
+    var switches: [String: Int]
+
+    /// Nil when the process is gone.
+    init?(pid: pid_t) {
+        guard let ticks = cpuTicks(ofProcess: "\(pid)"),
+              let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
+        self.ticks = ticks
+        switches = [:]
+        for tid in tasks {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8) else { continue }
+            var count = 0
+            for line in status.split(separator: "\n")
+            where line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
+                count += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+            }
+            switches[tid] = count
+        }
+    }
+
+    /// What happened since `before`: CPU seconds, context switches of the threads alive now
+    /// (a thread started since counts whole), and how many threads ended (their last switches
+    /// are not seen: /proc keeps no count for a thread that is gone).
+    func since(_ before: ProcessCounters) -> (cpuSeconds: Double, switches: Int, ended: Int) {
+        let perSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let switched = switches.reduce(0) { $0 + $1.value - (before.switches[$1.key] ?? 0) }
+        let ended = before.switches.keys.filter { switches[$0] == nil }.count
+        return (Double(ticks - before.ticks) / perSecond, switched, ended)
+    }
+}
+
+/// Figure 8: what an idle prompter costs, beside `duckprompt devices --watch`.
+extension ServerBench {
+    static let idleHeld = "held prompter, idle after one prompt"
+    static let idleWatch = "duckprompt devices --watch"
+    /// Figure 8's window, in s.
+    static let idleSeconds = 60
+    /// Figure 8's columns: context switches in a second with no server event in it or a second
+    /// next to it, and the server events (from the second before the window on).
+    static let unprompted = "context switches without a server event", serverEvents = "server events"
+
+    /// Starts `pactl subscribe` (`ServerEventLog`), the `devices --watch` command and, once it
+    /// has printed its first listing, this executable's `hold` (`HoldCommand`); from the moment
+    /// `hold` says it is idle, reads both processes' counters (`ProcessCounters`) every second
+    /// for `seconds`, then ends them (SIGTERM; the holder's standard input is closed too, so
+    /// that it ends if this process dies). The target: no context switch of the idle prompter
+    /// in a second with no server event it subscribes to, in it or a second next to it (pactl's
+    /// stamp and the prompter's wake-up on one event can fall either side of a second's end).
+    /// - Throws: `BenchError` when a child cannot be started or does not get ready in 10 s.
+    func idleCost(seconds: Int) throws {
+        let events = try ServerEventLog()
+        defer { events.stop() }
+        let watchOut = try ChildPipe.make()
+        let watcher = try Child([duckprompt, "devices", "--watch"], output: watchOut.write)
+        close(watchOut.write)
+        defer { close(watchOut.read) }
+        var children = [watcher]
+        var holdInput: ChildPipe?
+        defer {
+            if let holdInput { close(holdInput.write) }
+            for child in children { kill(child.pid, SIGTERM) }
+            for child in children { _ = child.wait() }
+        }
+        guard ChildPipe.readLine(watchOut.read, timeoutMs: 10_000) != nil else {
+            throw BenchError("duckprompt devices --watch printed nothing in 10 s")
+        }
+        let input = try ChildPipe.make(), holdOut = try ChildPipe.make()
+        holdInput = input
+        let holder = try Child([executablePath(), "hold", "--file", blip, "--device", sink],
+                               input: input.read, output: holdOut.write)
+        children.append(holder)
+        close(input.read)
+        close(holdOut.write)
+        defer { close(holdOut.read) }
+        guard ChildPipe.readLine(holdOut.read, timeoutMs: 10_000) == HoldCommand.idleLine else {
+            throw BenchError("the idle prompter (duckprompt-bench hold) did not get idle in 10 s")
+        }
+        let rows = [(Self.idleHeld, holder), (Self.idleWatch, watcher)]
+        func counters() throws -> [ProcessCounters] {
+            let now = rows.compactMap { ProcessCounters(pid: $0.1.pid) }
+            guard now.count == rows.count else { throw BenchError("a child of figure 8 ended before the end of its window") }
+            return now
+        }
+        let first = try counters()
+        log("idle: \(seconds) s window begins (\(first.map { "\($0.switches.count) threads" }.joined(separator: ", ")))")
+        // Per second of the window, the idle prompter's switches: when they came.
+        let began = monotonicNanoseconds()
+        var previous = first[0], bySecond: [Int: Int] = [:], last = first
+        for second in 1...seconds {
+            let due = began + UInt64(second) * 1_000_000_000, clock = monotonicNanoseconds()
+            if due > clock { pause(ms: Int((due - clock) / 1_000_000)) }
+            let now = try counters()
+            let switched = now[0].since(previous).switches
+            if switched != 0 { bySecond[second] = switched }
+            previous = now[0]
+            last = now
+        }
+        for (i, (row, _)) in rows.enumerated() {
+            let d = last[i].since(first[i])
+            results.series.append(Series(figure: 8, row: row, column: "CPU s", unit: "s", values: [d.cpuSeconds]))
+            results.series.append(Series(figure: 8, row: row, column: "context switches", unit: "count",
+                                         values: [Double(d.switches)]))
+            results.series.append(Series(figure: 8, row: row, column: "wake-ups per s", unit: "/s",
+                                         values: [Double(d.switches) / Double(seconds)]))
+            log("idle \(row): \(format(d.cpuSeconds, "s")) CPU s, \(d.switches) context switches, "
+                + "\(last[i].switches.count) threads, \(d.ended) ended")
+            if d.ended > 0 {
+                note("Figure 8: \(d.ended) \(d.ended == 1 ? "thread" : "threads") of `\(row)` ended in the window; "
+                     + "\(d.ended == 1 ? "its" : "their") last context switches are not counted.")
+            }
+        }
+        // Seconds of the window in which the server told of something (1 = the first second,
+        // 0 = the second before the window).
+        let told = events.times.map { Int(((Double($0) - Double(began)) / 1e9).rounded(.down)) + 1 }
+            .filter { (0...seconds).contains($0) }
+        let unprompted = bySecond.filter { second, _ in !told.contains { abs($0 - second) <= 1 } }
+        results.series.append(Series(figure: 8, row: Self.idleHeld, column: Self.unprompted, unit: "count",
+                                     values: [Double(unprompted.values.reduce(0, +))]))
+        results.series.append(Series(figure: 8, row: Self.idleHeld, column: Self.serverEvents, unit: "count",
+                                     values: [Double(told.count)]))
+        let when = bySecond.sorted { $0.key < $1.key }.prefix(12)
+            .map { "\($0.value) in second \($0.key)\(unprompted[$0.key] == nil ? "" : " (no event)")" }
+        let eventSeconds = Set(told).sorted().map(String.init).joined(separator: ", ")
+        results.notes.append("Figure 8: the idle prompter had \(first[0].switches.count) threads; its context switches came "
+                             + (when.isEmpty ? "never" : when.joined(separator: ", ") + (bySecond.count > 12 ? " …" : ""))
+                             + "; the server told of sinks, sink-inputs, cards or itself "
+                             + (told.isEmpty ? "never" : "\(told.count) \(told.count == 1 ? "time" : "times"), in "
+                                + "\(Set(told).count == 1 ? "second" : "seconds") \(eventSeconds)") + " (0: the second before).")
+    }
+}
+
+/// The server events a held prompter subscribes to (sink, sink-input, card, server), as
+/// `pactl subscribe` prints them, each stamped with `monotonicNanoseconds()` on arrival: what
+/// may wake an idle prompter that has no timer of its own (a sink suspended when idle for 5 s:
+/// PulseAudio's module-suspend-on-idle, WirePlumber's suspend-node).
+final class ServerEventLog: @unchecked Sendable {
+    private let child: Child
+    private let output: ChildPipe
+    private let lock = NSLock()
+    private var stamps: [UInt64] = []
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts `pactl subscribe` and a thread that reads its lines.
+    /// - Throws: `BenchError` when pactl cannot be started.
+    init() throws {
+        output = try ChildPipe.make()
+        child = try Child(["pactl", "subscribe"], output: output.write)
+        close(output.write)
+        Thread { [self] in
+            while let line = ChildPipe.readLine(output.read, timeoutMs: Int(Int32.max)) {
+                guard [" on sink #", " on sink-input #", " on card #", " on server"].contains(where: line.contains) else { continue }
+                let now = monotonicNanoseconds()
+                lock.withLock { stamps.append(now) }
+            }
+            done.signal()
+        }.start()
+    }
+
+    /// When each event arrived, in monotonic ns.
+    var times: [UInt64] { lock.withLock { stamps } }
+
+    /// Ends pactl and the reading thread.
+    func stop() {
+        kill(child.pid, SIGTERM)
+        _ = child.wait()
+        done.wait()
+        close(output.read)
+    }
+}
+
+/// A pipe whose two ends are closed on exec (`pipe`, `FD_CLOEXEC`): a child gets one end
+/// through `Child`'s `input` or `output`, and no other child inherits either.
+struct ChildPipe {
+    var read: Int32, write: Int32
+
+    static func make() throws -> ChildPipe {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return ChildPipe(read: fds[0], write: fds[1])
+    }
+
+    /// The first line `fd` delivers within `timeoutMs` (without its newline); nil at the end,
+    /// an error or the timeout (`poll`, then `read` a byte at a time).
+    static func readLine(_ fd: Int32, timeoutMs: Int) -> String? {
+        let deadline = monotonicNanoseconds() + UInt64(timeoutMs) * 1_000_000
+        var line: [UInt8] = []
+        while true {
+            let now = monotonicNanoseconds()
+            guard now < deadline else { return nil }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let rc = poll(&ready, 1, Int32(min((deadline - now) / 1_000_000 + 1, UInt64(Int32.max))))
+            if rc < 0 && errno == EINTR { continue }
+            guard rc > 0 else { return nil }
+            var byte: UInt8 = 0
+            let n = Glibc.read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            guard n == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+    }
+}
+
+/// This executable's path (/proc/self/exe), to start it again as a child.
+func executablePath() -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    return n > 0 ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+}
