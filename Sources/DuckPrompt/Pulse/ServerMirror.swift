@@ -73,9 +73,6 @@ final class ServerMirror: @unchecked Sendable {
         for key in [Key.sinks, .inputs, .server] { requestLocked(key) }
     }
 
-    /// Whether an answer is outstanding.
-    var isSettledLocked: Bool { inFlight.isEmpty }
-
     /// Follows one subscription event (the subscribe callback, on the loop thread).
     func handleLocked(_ event: ServerEvent) {
         switch (event.facility, event.change) {
