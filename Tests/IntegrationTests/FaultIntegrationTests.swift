@@ -319,6 +319,12 @@ struct FaultIntegrationTests {
         // Three 0.6 s prompts, one after another: the duck lasts at least 1.8 s.
         #expect(Double(end - start) / 100 >= 1.8, "ducked for \(Double(end - start) / 100) s only")
         let peak = levels[start...end].max() ?? full
-        #expect(peak < full - 3, "the music came back to \(peak - full) dB of full between the prompts")
+        // When it fails, what each prompt said (with DUCKPROMPT_DEBUG set, its trace).
+        let said = runs.enumerated().map { "prompt \($0 + 1): \(String(decoding: $1.bytes, as: UTF8.self))" }
+        #expect(peak < full - 3, """
+            the music came back to \(peak - full) dB of full between the prompts, \
+            at window \(levels[start...end].firstIndex(of: peak) ?? -1) (ducked \(start)-\(end))
+            \(said.joined(separator: "\n"))
+            """)
     }
 }
