@@ -166,10 +166,21 @@ struct PrompterIntegrationTests {
         #expect(try await sink(ofNext: "first") == speaker)
         // From here on no prompt reads the whole server: each routes from the mirror.
         let reads = PulseConnection.fullReads.load(ordering: .relaxed)
+        // Each step waits until the server lists the change (pipewire-pulse answers a
+        // load-module or unload-module before its node is made or gone; stop 23's CI routed to
+        // the headset just after its unload-module returned: the server still listed it).
+        func listed(_ name: String) throws -> Bool {
+            try run(["pactl", "list", "short", "sinks"]).stdout.split(separator: "\n")
+                .contains { $0.split(separator: "\t").dropFirst().first == Substring(name) }
+        }
         let bt = try rig.bluetooth()
+        #expect(try eventually(timeout: timeLimit(3)) { try listed(bt) }, "the headset was never listed")
         #expect(try await sink(ofNext: "after the headset appeared") == bt)
         Pactl.unload(rig.modules.removeLast())
-        #expect(try await sink(ofNext: "after the headset went") == speaker)
+        #expect(try eventually(timeout: timeLimit(3)) { try !listed(bt) }, "the headset stayed listed")
+        let afterGone = try await sink(ofNext: "after the headset went")
+        let listing = try run(["pactl", "list", "short", "sinks"]).stdout
+        #expect(afterGone == speaker, "routed to \(afterGone ?? "nothing"); the server lists \(listing)")
         try Pactl.call("set-default-sink", other)
         #expect(try await sink(ofNext: "after the default changed") == other)
         #expect(PulseConnection.fullReads.load(ordering: .relaxed) == reads, "prompts read the whole server")
