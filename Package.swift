@@ -31,7 +31,16 @@ let package = Package(
         .target(name: "CPipeWireNodes", dependencies: ["CPipeWire"]),
         .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes"],
                 swiftSettings: foundationFree),
-        .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt"], swiftSettings: foundationFree),
+        // libsystemd's sd-bus, for the service's bus layer and the C vtable below alone.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
+        // The D-Bus object's vtable (sd-bus's SD_BUS_METHOD macros), the one C file over sd-bus
+        // (DuckPromptService/Bus/BusConnection.swift is its only caller).
+        .target(name: "CBusObject", dependencies: ["CSystemd"]),
+        // `duckprompt serve`: the session-bus front end over a held Prompter (Docs/dbus.md).
+        .target(name: "DuckPromptService", dependencies: ["DuckPrompt", "CSystemd", "CBusObject"],
+                swiftSettings: foundationFree),
+        .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt", "DuckPromptService"], swiftSettings: foundationFree),
         .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI"], swiftSettings: foundationFree),
         // Measuring aids: tone streams and stamped monitor recordings (BenchProbe), for the
         // bench and the integration tests; not shipped in the library an app embeds. The only
@@ -48,6 +57,7 @@ let package = Package(
         .testTarget(name: "DuckPromptTests", dependencies: ["DuckPrompt"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "DuckPromptCLITests", dependencies: ["DuckPromptCLI"]),
+        .testTarget(name: "DuckPromptServiceTests", dependencies: ["DuckPromptService"]),
         .testTarget(name: "IntegrationTests", dependencies: ["DuckPrompt", "DuckPromptProbe"]),
     ]
 )

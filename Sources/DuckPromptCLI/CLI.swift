@@ -34,6 +34,7 @@ public enum DuckPromptCLI {
             case "restore": return try RestoreCommand.run(args)
             case "devices": return try DevicesCommand.run(args, routeOnly: false)
             case "route": return try DevicesCommand.run(args, routeOnly: true)
+            case "serve": return try ServeCommand.run(args)
             default:
                 throw UsageError("unknown subcommand '\(verb)' (see duckprompt --help)")
             }

@@ -28,6 +28,7 @@ enum Help {
       devices                 List the sinks, their kind, and where a prompt would go.
       route                   Say which sink a prompt would go to, and why (no sound).
       restore                 Undo the duck of a prompt that died mid-prompt (kill -9, crash).
+      serve                   Serve prompts on the D-Bus session bus (Docs/dbus.md).
 
     OPTIONS:
       --version               Show duckprompt, libpulse and libsndfile versions.
@@ -184,6 +185,20 @@ enum Help {
       --json                  Print JSON (see Docs/json.md): every sink, and the choice.
       --from FILE             Route the sinks of a dump (see duckprompt devices --help).
       -d, --device SINK       Route as if SINK had been asked for.
+    \(common)
+    """
+
+    static let serve = """
+    OVERVIEW: Serve prompts on the D-Bus session bus, as io.github.duckprompt.DuckPrompt1
+    (Docs/dbus.md): Play, PlayFd, Say, Cancel, Route, Devices; one line per prompt on stderr.
+    Runs in the foreground. SIGTERM: the playing prompt fades out, every volume is restored,
+    exit 0.
+
+    USAGE: duckprompt serve [--exit-idle SECONDS] [options]
+
+    OPTIONS:
+      --exit-idle SECONDS     Leave when nothing happened for that long (D-Bus activation
+                              starts it again on the next call). Default: never.
     \(common)
     """
 }

@@ -29,31 +29,6 @@ enum Output {
         return lines.joined(separator: "\n")
     }
 
-    struct SinkJSON: Encodable {
-        var index: UInt32?
-        var name: String
-        var description: String
-        var kind: String
-        var external: Bool
-        var state: String
-        var activePort: String?
-        var portType: String?
-        var available: String?
-        var evidence: String
-        var forwardsTo: String?
-        var forwardsToSink: String?
-        var isDefault: Bool
-        var chosen: Bool
-        var volume: [UInt32]
-        var properties: [String: String]
-
-        enum CodingKeys: String, CodingKey {
-            case index, name, description, kind, external, state, evidence, chosen, volume, properties
-            case activePort = "active_port", portType = "port_type", available, isDefault = "default"
-            case forwardsTo = "forwards_to", forwardsToSink = "forwards_to_sink"
-        }
-    }
-
     struct RouteJSON: Encodable {
         var sink: String?
         var index: UInt32?
@@ -67,7 +42,7 @@ enum Output {
         var server: String?
         var serverVersion: String?
         var defaultSink: String?
-        var sinks: [SinkJSON]
+        var sinks: [SinkReport]
         var route: RouteJSON
         var chosen: String?
         var reason: String
@@ -85,19 +60,6 @@ enum Output {
         var route: RouteJSON
     }
 
-    static func sinks(_ listing: DeviceListing) -> [SinkJSON] {
-        zip(listing.snapshot.sinks, listing.classifications).map { sink, c in
-            SinkJSON(index: sink.index, name: sink.name, description: sink.description,
-                     kind: c.kind.rawValue, external: c.external, state: sink.state.rawValue,
-                     activePort: sink.activePortName, portType: sink.activePort?.type.rawValue,
-                     available: sink.activePort?.availability.rawValue, evidence: c.evidence,
-                     forwardsTo: c.forwardsTo?.rawValue, forwardsToSink: c.forwardsToSink,
-                     isDefault: listing.snapshot.defaultSinkName == sink.name,
-                     chosen: listing.route?.sink.name == sink.name,
-                     volume: sink.volume.values, properties: sink.properties)
-        }
-    }
-
     static func route(_ listing: DeviceListing) -> RouteJSON {
         if let r = listing.route {
             return RouteJSON(sink: r.sink.name, index: r.sink.index, kind: r.classification.kind.rawValue,
@@ -112,7 +74,7 @@ enum Output {
                                   server: listing.serverName.isEmpty ? nil : listing.serverName,
                                   serverVersion: listing.serverVersion.isEmpty ? nil : listing.serverVersion,
                                   defaultSink: listing.snapshot.defaultSinkName,
-                                  sinks: sinks(listing), route: route, chosen: route.sink, reason: route.reason),
+                                  sinks: listing.sinkReports, route: route, chosen: route.sink, reason: route.reason),
                       compact: compact)
     }
 

@@ -16,9 +16,14 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     /// (64 MiB: 5.8 min of 48 kHz stereo 16-bit WAV); `/dev/zero` would fill it.
     public static let inputLimit = 64 << 20
 
-    /// Path as given (`-` for standard input).
+    /// Path as given (`-` for standard input; for a passed descriptor, the name it was given).
     public let path: String
-    public var name: String { path == "-" ? "standard input" : URL(fileURLWithPath: path).lastPathComponent }
+    public var name: String {
+        if let descriptorName { return descriptorName }
+        return path == "-" ? "standard input" : URL(fileURLWithPath: path).lastPathComponent
+    }
+    /// The name a passed descriptor's audio goes by (`init(descriptor:name:deadline:)`).
+    private let descriptorName: String?
     /// Sample rate in Hz (`SF_INFO.samplerate`).
     public let rate: Int
     /// Channel count (`SF_INFO.channels`); channel order is the file's (WAVEEX for WAV).
@@ -50,15 +55,45 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     ///   `CancellationError` when `cancellation` was cancelled while input was awaited.
     /// libsndfile: `sf_open(SFM_READ)` (a regular file), `sf_open_virtual` (any other input,
     /// read whole first), `sf_strerror`.
-    public init(path: String, cancellation: PlayCancellation? = nil) throws {
-        self.path = path
+    public convenience init(path: String, cancellation: PlayCancellation? = nil) throws {
+        try self.init(input: path == "-" ? .descriptor(STDIN_FILENO, name: nil, deadline: nil) : .path(path),
+                      cancellation: cancellation)
+    }
+
+    /// Opens and validates the audio read whole from a passed descriptor (a D-Bus caller's
+    /// `PlayFd`): its bytes up to `inputLimit`, until its end or `deadline`. Reads only that
+    /// descriptor, and does not close it.
+    ///
+    /// - Parameters:
+    ///   - descriptor: a file, pipe or socket open for reading.
+    ///   - name: what messages and the stream's `media.name` call it.
+    ///   - deadline: when a descriptor that has not ended is given up (nil: never).
+    /// - Throws: `.noInput` (66) when it cannot be read or has not ended by `deadline`; what
+    ///   `init(path:)` throws for standard input.
+    public convenience init(descriptor: Int32, name: String, deadline: ContinuousClock.Instant? = nil) throws {
+        try self.init(input: .descriptor(descriptor, name: name, deadline: deadline), cancellation: nil)
+    }
+
+    private enum Input {
+        case path(String)
+        /// Read whole into memory: standard input (no name), or a passed descriptor.
+        case descriptor(Int32, name: String?, deadline: ContinuousClock.Instant?)
+    }
+
+    private init(input: Input, cancellation: PlayCancellation?) throws {
         var info = SF_INFO()
         let handle: OpaquePointer?
-        let label = path == "-" ? "standard input" : path
-        if path == "-" {
-            let data = try WaitingInput.readAll(STDIN_FILENO, label: label,
-                                                wake: cancellation?.control.cancelDescriptor(), limit: Self.inputLimit)
-            guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "standard input is empty") }
+        let path: String, label: String
+        switch input {
+        case .path(let p): (path, label, descriptorName) = (p, p, nil)
+        case .descriptor(_, let name?, _): (path, label, descriptorName) = (name, name, name)
+        case .descriptor(_, nil, _): (path, label, descriptorName) = ("-", "standard input", nil)
+        }
+        self.path = path
+        if case .descriptor(let fd, _, let deadline) = input {
+            let data = try WaitingInput.readAll(fd, label: label, wake: cancellation?.control.cancelDescriptor(),
+                                                limit: Self.inputLimit, deadline: deadline)
+            guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "\(label) is empty") }
             let memory = MemoryFile(data)
             self.memory = memory
             try Self.refuseCutMPEG(path: path, memory: memory, label: label)

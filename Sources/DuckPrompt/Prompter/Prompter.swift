@@ -33,6 +33,9 @@ public final class Prompter: Sendable {
     /// A prompt's id, unique within its prompter, in call order.
     public struct PromptID: Hashable, Sendable, Comparable, CustomStringConvertible {
         public let value: UInt64
+        /// The id whose `value` is `value` (as a D-Bus caller of `duckprompt serve` passes it
+        /// back to `Cancel`); an id this prompter never gave names no prompt.
+        public init(_ value: UInt64) { self.value = value }
         public static func < (a: PromptID, b: PromptID) -> Bool { a.value < b.value }
         public var description: String { "#\(value)" }
     }
@@ -331,7 +334,7 @@ private final class LockedState: @unchecked Sendable {
 
     func register(_ control: InterruptControl) -> Prompter.PromptID {
         nextID += 1
-        let id = Prompter.PromptID(value: nextID)
+        let id = Prompter.PromptID(nextID)
         controls[id] = control
         return id
     }

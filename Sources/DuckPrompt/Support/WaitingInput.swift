@@ -54,13 +54,15 @@ package enum WaitingInput {
     ///   - wake: a descriptor that becomes readable to stop the wait (`WakePipe`); nil waits
     ///     for the input alone.
     ///   - limit: the most bytes kept; one more is an error.
+    ///   - deadline: when an input that has not ended is given up (`.noInput`); nil: never.
     /// - Throws: `CancellationError` once `wake` is readable (before or during the wait);
     ///   `.noInput` (66) when `read` fails; `.unsupportedData` (65) past `limit` bytes.
     /// A FIFO that no writer opened yet reads as not ready (Linux reports `POLLHUP` only
     /// after a writer came and went), so the wait lasts until a writer writes or a
     /// cancellation comes. `O_NONBLOCK` is never set here: standard input's file status is
     /// shared with the shell.
-    package static func readAll(_ fd: Int32, label: String, wake: Int32?, limit: Int) throws -> [UInt8] {
+    package static func readAll(_ fd: Int32, label: String, wake: Int32?, limit: Int,
+                                deadline: ContinuousClock.Instant? = nil) throws -> [UInt8] {
         var data: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
@@ -68,7 +70,16 @@ package enum WaitingInput {
         while true {
             fds[0].revents = 0
             fds[1].revents = 0
-            let ready = poll(&fds, nfds_t(fds.count), -1)
+            var timeout: Int32 = -1
+            if let deadline {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else {
+                    throw DuckPromptError(.noInput, "\(label): no end of the input in time (\(data.count) bytes read)")
+                }
+                timeout = Int32(clamping: Int((left.seconds * 1000).rounded(.up)))
+            }
+            let ready = poll(&fds, nfds_t(fds.count), timeout)
+            if ready == 0 { continue }
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw DuckPromptError(.noInput, "\(label): \(String(cString: strerror(errno)))")

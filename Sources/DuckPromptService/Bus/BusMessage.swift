@@ -1,0 +1,172 @@
+import CSystemd
+import Glibc
+
+/// A failed sd-bus call: its negative errno (sd-bus's convention), and what was being done.
+struct BusError: Error, CustomStringConvertible {
+    var errno: Int32
+    var what: String
+    var description: String { "\(what): \(String(cString: strerror(-errno)))" }
+}
+
+/// Throws for a negative sd-bus result; returns a non-negative one.
+@discardableResult
+func check(_ result: Int32, _ what: @autoclosure () -> String) throws -> Int32 {
+    guard result >= 0 else { throw BusError(errno: result, what: what()) }
+    return result
+}
+
+/// The arguments of one method call, read in order. Valid only inside the handler it was
+/// given to (sd-bus owns the message). sd-bus checked the signature against the vtable
+/// (Sources/CBusObject) before the call reached us.
+/// sd-bus: `sd_bus_message_read_basic`, `sd_bus_message_enter_container`,
+/// `sd_bus_message_exit_container`, `sd_bus_message_peek_type`, `sd_bus_message_get_sender`.
+struct BusCall {
+    let message: OpaquePointer
+
+    /// The unique bus name of the caller (`:1.42`).
+    var sender: String { sd_bus_message_get_sender(message).map { String(cString: $0) } ?? "" }
+
+    func readString() throws -> String {
+        var value: UnsafePointer<CChar>? = nil
+        try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &value), "reading a string")
+        return value.map { String(cString: $0) } ?? ""
+    }
+
+    func readUInt64() throws -> UInt64 {
+        var value: UInt64 = 0
+        try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "t")), &value), "reading a uint64")
+        return value
+    }
+
+    /// A passed descriptor, duplicated (close-on-exec): the message closes its own.
+    func readDescriptor() throws -> Int32 {
+        var fd: Int32 = -1
+        try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "h")), &fd), "reading a descriptor")
+        let own = fcntl(fd, F_DUPFD_CLOEXEC, 3)
+        guard own >= 0 else { throw BusError(errno: -Glibc.errno, what: "duplicating the passed descriptor") }
+        return own
+    }
+
+    func readStrings() throws -> [String] {
+        try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s"), "reading as")
+        var strings: [String] = []
+        while try !atEnd() { strings.append(try readString()) }
+        try check(sd_bus_message_exit_container(message), "reading as")
+        return strings
+    }
+
+    /// An `a{sv}`, each value one of `BusValue`'s types.
+    /// - Throws: `BusValueTypeError` for a value of another type (the service answers it with
+    ///   a Usage error naming the key); `BusError` when the message cannot be read.
+    func readOptions() throws -> [String: BusValue] {
+        try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}"), "reading a{sv}")
+        var options: [String: BusValue] = [:]
+        while try !atEnd() {
+            try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv"), "reading a{sv}")
+            let key = try readString()
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>? = nil
+            try check(sd_bus_message_peek_type(message, &type, &contents), "reading \(key)")
+            let signature = contents.map { String(cString: $0) } ?? ""
+            try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), signature), "reading \(key)")
+            guard let value = try readVariantContents(signature) else {
+                throw BusValueTypeError(key: key, signature: signature)
+            }
+            options[key] = value
+            try check(sd_bus_message_exit_container(message), "reading \(key)")
+            try check(sd_bus_message_exit_container(message), "reading \(key)")
+        }
+        try check(sd_bus_message_exit_container(message), "reading a{sv}")
+        return options
+    }
+
+    private func readVariantContents(_ signature: String) throws -> BusValue? {
+        func basic<T: BitwiseCopyable>(_ type: Character, _ initial: T) throws -> T {
+            var value = initial
+            try check(sd_bus_message_read_basic(message, CChar(type.asciiValue!), &value), "reading \(type)")
+            return value
+        }
+        switch signature {
+        case "s": return .string(try readString())
+        case "d": return .double(try basic("d", 0.0))
+        case "u": return .uint32(try basic("u", UInt32(0)))
+        case "i": return .int32(try basic("i", Int32(0)))
+        case "t": return .uint64(try basic("t", UInt64(0)))
+        case "x": return .int64(try basic("x", Int64(0)))
+        case "b": return .bool(try basic("b", Int32(0)) != 0)
+        case "as": return .strings(try readStrings())
+        case "a{ss}":
+            try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{ss}"), "reading a{ss}")
+            var map: [String: String] = [:]
+            while try !atEnd() {
+                try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "ss"), "reading a{ss}")
+                let key = try readString()
+                map[key] = try readString()
+                try check(sd_bus_message_exit_container(message), "reading a{ss}")
+            }
+            try check(sd_bus_message_exit_container(message), "reading a{ss}")
+            return .stringMap(map)
+        default:
+            return nil
+        }
+    }
+
+    private func atEnd() throws -> Bool {
+        try check(sd_bus_message_at_end(message, 0), "reading the call") > 0
+    }
+}
+
+/// An option whose value has a type the service does not take.
+struct BusValueTypeError: Error {
+    var key: String
+    var signature: String
+}
+
+/// A message being written: a method return or a signal. sd-bus:
+/// `sd_bus_message_append_basic`, `sd_bus_message_open_container`, `sd_bus_message_close_container`.
+struct BusWriter {
+    let message: OpaquePointer
+
+    func append(_ value: BusValue) throws {
+        func basic<T: BitwiseCopyable>(_ type: Character, _ value: T) throws {
+            var value = value
+            try check(sd_bus_message_append_basic(message, CChar(type.asciiValue!), &value), "writing \(type)")
+        }
+        switch value {
+        case .string(let s): _ = try s.withCString { try check(sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0), "writing s") }
+        case .double(let d): try basic("d", d)
+        case .uint32(let u): try basic("u", u)
+        case .int32(let i): try basic("i", i)
+        case .uint64(let t): try basic("t", t)
+        case .int64(let x): try basic("x", x)
+        case .bool(let b): try basic("b", Int32(b ? 1 : 0))
+        case .strings(let list):
+            try container("a", "s") { for s in list { try append(.string(s)) } }
+        case .uint32s(let list):
+            try container("a", "u") { for u in list { try append(.uint32(u)) } }
+        case .stringMap(let map):
+            try container("a", "{ss}") {
+                for (k, v) in map.sorted(by: { $0.key < $1.key }) {
+                    try container("e", "ss") { try append(.string(k)); try append(.string(v)) }
+                }
+            }
+        case .dictionary(let dict):
+            try container("a", "{sv}") {
+                for (k, v) in dict.sorted(by: { $0.key < $1.key }) {
+                    try container("e", "sv") {
+                        try append(.string(k))
+                        try container("v", v.signature) { try append(v) }
+                    }
+                }
+            }
+        case .dictionaries(let list):
+            try container("a", "a{sv}") { for d in list { try append(.dictionary(d)) } }
+        }
+    }
+
+    private func container(_ type: Character, _ contents: String, _ body: () throws -> Void) throws {
+        try check(sd_bus_message_open_container(message, CChar(type.asciiValue!), contents), "writing \(type)\(contents)")
+        try body()
+        try check(sd_bus_message_close_container(message), "writing \(type)\(contents)")
+    }
+}

@@ -1,0 +1,247 @@
+import CBusObject
+import Dispatch
+import DuckPrompt
+import Glibc
+
+/// `duckprompt serve`: the session-bus front end over one held `Prompter` (Docs/dbus.md).
+/// Each method call is answered on the bus's thread (`BusConnection`); the prompter's events
+/// become the `PromptStarted` and `PromptFinished` signals; one line per prompt goes to
+/// standard error (the journal, under systemd).
+///
+/// Bus name, object path and interface: `busName`, `objectPath`, `interface`. Errors are
+/// `io.github.duckprompt.DuckPrompt1.Error.<Code>` (`errorName(for:)`) carrying the command's
+/// one-line message.
+public final class DuckPromptService: Sendable {
+    public static let busName = "io.github.duckprompt.DuckPrompt1"
+    public static let objectPath = "/io/github/duckprompt/DuckPrompt1"
+    public static let interface = "io.github.duckprompt.DuckPrompt1"
+
+    /// The D-Bus error name of a `DuckPromptError`'s code: `…Error.NoInput`,
+    /// `UnsupportedData`, `Usage`, `Unavailable`, `Dropped`, `Internal`, `Config`.
+    public static func errorName(for code: DuckPromptError.Code) -> String {
+        let name = switch code {
+        case .usage: "Usage"
+        case .unsupportedData: "UnsupportedData"
+        case .noInput: "NoInput"
+        case .unavailable: "Unavailable"
+        case .internal: "Internal"
+        case .config: "Config"
+        case .dropped: "Dropped"
+        }
+        return "\(interface).Error.\(name)"
+    }
+
+    private let prompter: Prompter
+    nonisolated(unsafe) private var bus: BusConnection!
+    private let version: String
+    private let lock = Lock()
+    /// Who asked for each prompt not yet finished (the caller's unique bus name). Lock held.
+    nonisolated(unsafe) private var owners: [UInt64: String] = [:]
+    /// Each prompt's options and name, for the line logged when it ends. Lock held.
+    nonisolated(unsafe) private var names: [UInt64: String] = [:]
+
+    /// Connects to the sound server (a held `Prompter`) and the session bus, and takes the
+    /// bus name.
+    /// - Throws: `DuckPromptError(.unavailable)` when there is no session bus or the name is
+    ///   taken; what `Prompter.init(server:)` throws.
+    public init(version: String, server: ServerOptions = ServerOptions()) throws {
+        self.version = version
+        prompter = try Prompter(server: server)
+        bus = try BusConnection(name: Self.busName, path: Self.objectPath, interface: Self.interface,
+                                version: version) { [unowned self] method, call in
+            self.answer(method, call)
+        }
+    }
+
+    /// Serves until `stop()` (or until `exitIdle` seconds passed with no call and no prompt),
+    /// then cancels what still plays and waits until every volume is restored.
+    /// - Throws: `DuckPromptError(.unavailable)` when the session bus goes away.
+    public func run(exitIdle: Double? = nil) throws {
+        let forwarding = Task.detached { [self] in
+            for await event in prompter.events() { forward(event) }
+        }
+        defer { forwarding.cancel() }
+        try bus.run(idleTimeout: exitIdle) { [self] in lock.withLock { owners.isEmpty } }
+        prompter.close()
+    }
+
+    /// Ends `run()`: any thread (a signal handler's thread).
+    public func stop() { bus.stop() }
+
+    // MARK: - Calls
+
+    private func answer(_ method: dp_bus_method, _ call: BusCall) -> BusConnection.Answer {
+        do {
+            switch method {
+            case DP_BUS_PLAY:
+                let files = try call.readStrings()
+                let options = try readOptions(call)
+                try admit(call.sender)
+                // The service's rights are the user's: only regular files it may read, never a
+                // FIFO or a device, whose open or read would hold the bus thread.
+                for file in files { try Self.requireRegularFile(file) }
+                let id = try prompter.play(files: files, voice: options.voice, wordsPerMinute: options.wordsPerMinute,
+                                           options: options.play)
+                return queued(id, by: call.sender, name: files.joined(separator: " "))
+            case DP_BUS_PLAY_FD:
+                let fd = try call.readDescriptor()
+                let options: ServiceOptions
+                do {
+                    options = try readOptions(call)
+                    try admit(call.sender)
+                } catch {
+                    close(fd)
+                    throw error
+                }
+                // Read on a thread of its own (a pipe may take its time); answered from there.
+                let held = bus.hold(call)
+                let sender = call.sender
+                startThread { [self] in
+                    defer { close(fd) }
+                    let answer: BusConnection.Answer
+                    do {
+                        let source = try AudioSource(descriptor: fd, name: "passed descriptor",
+                                                     deadline: .now + Self.descriptorTimeout)
+                        let id = try prompter.play([source], options: options.play)
+                        answer = queued(id, by: sender, name: "passed descriptor")
+                    } catch {
+                        answer = Self.failure(error)
+                    }
+                    bus.answer(held, answer)
+                }
+                return .later
+            case DP_BUS_SAY:
+                let text = try call.readString()
+                let options = try readOptions(call)
+                try admit(call.sender)
+                let id = try prompter.say(text, voice: options.voice, wordsPerMinute: options.wordsPerMinute,
+                                          options: options.play)
+                return queued(id, by: call.sender, name: "text of \(text.unicodeScalars.count) characters")
+            case DP_BUS_CANCEL:
+                let id = try call.readUInt64()
+                prompter.cancel(Prompter.PromptID(id))
+                return .values([])
+            case DP_BUS_ROUTE:
+                let listing = try wait { try await DuckPrompt.devices(config: try DuckPromptConfig.load()) }
+                guard let route = listing.route else {
+                    throw listing.routeError ?? DuckPromptError(.unavailable, "no sink for a prompt")
+                }
+                return .values([.string(route.sink.name), .string(route.classification.kind.rawValue),
+                                .string(route.rule), .string(route.reason)])
+            case DP_BUS_DEVICES:
+                let listing = try wait { try await DuckPrompt.devices(config: try DuckPromptConfig.load()) }
+                return .values([.dictionaries(listing.sinkReports.map(\.busDictionary))])
+            default:
+                throw DuckPromptError(.usage, "not implemented yet")
+            }
+        } catch {
+            return Self.failure(error)
+        }
+    }
+
+    /// The error answer for what a call threw.
+    static func failure(_ error: any Error) -> BusConnection.Answer {
+        switch error {
+        case let error as DuckPromptError:
+            .error(name: errorName(for: error.code), message: error.message)
+        case let error as LimitError:
+            .error(name: "\(interface).Error.LimitsExceeded", message: error.message)
+        case let error as BusValueTypeError:
+            .error(name: errorName(for: .usage),
+                   message: "option '\(error.key)' has a value of type \(error.signature), which no option takes")
+        default:
+            .error(name: errorName(for: .internal), message: "\(error)")
+        }
+    }
+
+    /// How long a passed descriptor may take to reach its end (`PlayFd`).
+    public static let descriptorTimeout: Duration = .seconds(10)
+    /// The most prompts one client (a unique bus name) may have queued or playing.
+    public static let promptsPerClient = 16
+
+    /// A client over one of the service's limits.
+    struct LimitError: Error { var message: String }
+
+    /// Refuses a client that has `promptsPerClient` prompts unfinished.
+    private func admit(_ sender: String) throws {
+        let count = lock.withLock { owners.values.filter { $0 == sender }.count }
+        guard count < Self.promptsPerClient else {
+            throw LimitError(message: "\(sender) has \(count) prompts queued or playing, the most one client may have")
+        }
+    }
+
+    /// `Play`'s files: regular files the service's user may read (`stat`, `access(R_OK)`).
+    static func requireRegularFile(_ path: String) throws {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw DuckPromptError(.noInput, "\(path): no such file") }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw DuckPromptError(.noInput, "\(path): not a regular file (a FIFO or device is read only through PlayFd)")
+        }
+        guard access(path, R_OK) == 0 else { throw DuckPromptError(.noInput, "\(path): permission denied") }
+    }
+
+    private func readOptions(_ call: BusCall) throws -> ServiceOptions {
+        try ServiceOptions.parse(try call.readOptions(), defaults: PlayOptions(config: try DuckPromptConfig.load()))
+    }
+
+    private func queued(_ id: Prompter.PromptID, by sender: String, name: String) -> BusConnection.Answer {
+        lock.withLock {
+            if !finished.contains(id.value) { owners[id.value] = sender }
+            names[id.value] = name
+        }
+        return .values([.uint64(id.value)])
+    }
+
+    /// Prompts that finished before `play` returned (dropped at once). Lock held.
+    nonisolated(unsafe) private var finished: Set<UInt64> = []
+
+    // MARK: - Events
+
+    private func forward(_ event: Prompter.Event) {
+        switch event {
+        case .queued:
+            break
+        case .started(let id, let start):
+            bus.emit("PromptStarted", [.uint64(id.value), .string(start.sink), .string(start.kind.rawValue),
+                                       .uint32(UInt32(clamping: start.preRollMs))])
+        case .finished(let id, let outcome):
+            let (word, message) = Self.describe(outcome)
+            let (owner, name) = lock.withLock { () -> (String?, String?) in
+                if owners[id.value] == nil { finished.insert(id.value) }
+                return (owners.removeValue(forKey: id.value), names.removeValue(forKey: id.value))
+            }
+            serviceLog("prompt \(id.value) (\(name ?? "?")) from \(owner ?? "?"): \(word)\(message.isEmpty ? "" : ": \(message)")")
+            bus.emit("PromptFinished", [.uint64(id.value), .string(word), .string(message)])
+        }
+    }
+
+    /// `PromptFinished`'s outcome word and message.
+    static func describe(_ outcome: Prompter.Outcome) -> (String, String) {
+        switch outcome {
+        case .played(let report): ("played", "on \(report.route.sink.name)")
+        case .interrupted(let e): ("interrupted", e.message)
+        case .replaced(let e): ("replaced", e.message)
+        case .dropped(let e): ("dropped", e.message)
+        case .expired(let e): ("expired", e.message)
+        case .cancelled: ("cancelled", "")
+        case .failed(let e): ("failed", e.message)
+        }
+    }
+
+    /// Waits on the bus thread for an async call of the library.
+    private func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Result<T, any Error>!
+        Task.detached {
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        return try result.get()
+    }
+}
+
+/// One line on standard error, `duckprompt serve: …`.
+func serviceLog(_ line: String) {
+    StandardStreams.writeError("duckprompt serve: \(line)\n")
+}
