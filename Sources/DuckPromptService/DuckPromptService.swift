@@ -32,6 +32,7 @@ public final class DuckPromptService: Sendable {
     }
 
     private let prompter: Prompter
+    private let server: ServerOptions
     nonisolated(unsafe) private var bus: BusConnection!
     private let version: String
     private let lock = Lock()
@@ -46,6 +47,7 @@ public final class DuckPromptService: Sendable {
     ///   taken; what `Prompter.init(server:)` throws.
     public init(version: String, server: ServerOptions = ServerOptions()) throws {
         self.version = version
+        self.server = server
         prompter = try Prompter(server: server)
         bus = try BusConnection(name: Self.busName, path: Self.objectPath, interface: Self.interface,
                                 version: version) { [unowned self] method, call in
@@ -60,9 +62,37 @@ public final class DuckPromptService: Sendable {
         let forwarding = Task.detached { [self] in
             for await event in prompter.events() { forward(event) }
         }
-        defer { forwarding.cancel() }
-        try bus.run(idleTimeout: exitIdle) { [self] in lock.withLock { owners.isEmpty } }
+        // RouteChanged: the sinks followed from the server's events (`watchDevices`; no
+        // polling on either server), a signal each time the routed sink changes.
+        let watching = Task.detached { [self] in
+            var last: String? = nil
+            do {
+                for try await update in DuckPrompt.watchDevices(config: try DuckPromptConfig.load(), server: server) {
+                    let route = update.listing.route
+                    let sink = route?.sink.name ?? ""
+                    if last != nil, sink != last {
+                        bus.emit("RouteChanged", [.string(sink), .string(route?.classification.kind.rawValue ?? ""),
+                                                  .string(route?.reason ?? update.listing.routeError?.message ?? "")])
+                    }
+                    last = sink
+                }
+            } catch {
+                serviceLog("route changes no longer followed: \(error)")
+            }
+        }
+        defer { watching.cancel() }
+        let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in lock.withLock { owners.isEmpty } } }
+        // Every prompt cancelled: a playing one fades out and its duck is ramped back; the
+        // events end once the last has finished, and their signals go out before the exit.
         prompter.close()
+        let ended = DispatchSemaphore(value: 0)
+        Task.detached {
+            await forwarding.value
+            ended.signal()
+        }
+        ended.wait()
+        bus.sendQueued()
+        try served.get()
     }
 
     /// Ends `run()`: any thread (a signal handler's thread).

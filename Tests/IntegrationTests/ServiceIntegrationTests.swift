@@ -71,13 +71,8 @@ struct ServiceIntegrationTests {
 
     @Test("Play through gdbus: heard on the routed speaker, the music ducked and then exact, PromptStarted and PromptFinished played")
     func playHeard() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
-        let app = "served-music-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music", volume: 50000)
-        let before = try #require(try Pactl.volume(ofApp: app))
+        let (rig, speaker, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-music", volume: 50000)
+        _ = rig
         let service = try Service()
         let recorder = try MonitorRecorder(sink: speaker)
         try recorder.waitForAudio(seconds: 0.5)
@@ -102,13 +97,7 @@ struct ServiceIntegrationTests {
 
     @Test("A missing file is io.github.duckprompt.DuckPrompt1.Error.NoInput naming it; an unknown option Error.Usage; nothing ducked")
     func errors() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
-        let app = "served-errors-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music", volume: 50000)
-        let before = try #require(try Pactl.volume(ofApp: app))
+        let (rig, _, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-errors", volume: 50000)
         let service = try Service()
         let missing = try service.call("Play", "['/nonexistent/\(rig.tag).wav']", "{}")
         #expect(missing.status != 0)
@@ -126,13 +115,8 @@ struct ServiceIntegrationTests {
 
     @Test("Cancel of a playing prompt: PromptFinished cancelled, the music exact again")
     func cancel() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
-        let app = "served-cancel-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music", volume: 50000)
-        let before = try #require(try Pactl.volume(ofApp: app))
+        let (rig, speaker, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-cancel", volume: 50000)
+        _ = rig
         let service = try Service()
         let prompt = try DuckIntegrationTests.prompt(seconds: 4.0)
         let id = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))
@@ -144,15 +128,29 @@ struct ServiceIntegrationTests {
         #expect(service.stop() == 0)
     }
 
-    @Test("SIGTERM mid-prompt: the prompt fades out, every volume is back, exit 0")
-    func sigterm() throws {
+    @Test("RouteChanged when a Bluetooth headset appears (it takes the prompts) and again when it goes (back to the speaker); Route() agrees")
+    func routeChanged() throws {
         try TestServer.requireServer()
         let rig = Rig()
         let speaker = try rig.speaker()
         try Pactl.call("set-default-sink", speaker)
-        let app = "served-term-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music", volume: 50000)
-        let before = try #require(try Pactl.volume(ofApp: app))
+        let service = try Service()
+        let before = try service.call("Route")
+        #expect(before.stdout.contains("'\(speaker)'"), "\(before.stdout) \(before.stderr)")
+        let bt = try rig.bluetooth()
+        #expect(eventually(timeout: timeLimit(3)) { service.signals.contains("RouteChanged ('\(bt)', 'bluetooth-a2dp'") },
+                "\(service.signals)")
+        #expect(try service.call("Route").stdout.contains("'\(bt)', 'bluetooth-a2dp'"))
+        Pactl.unload(rig.modules.removeLast())
+        #expect(eventually(timeout: timeLimit(3)) { service.signals.contains("RouteChanged ('\(speaker)', 'speaker'") },
+                "\(service.signals)")
+        #expect(service.stop() == 0)
+    }
+
+    @Test("SIGTERM mid-prompt: the prompt fades out, every volume is back, exit 0")
+    func sigterm() throws {
+        let (rig, speaker, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-term", volume: 50000)
+        _ = rig
         let service = try Service()
         let prompt = try DuckIntegrationTests.prompt(seconds: 4.0)
         _ = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))
@@ -160,5 +158,80 @@ struct ServiceIntegrationTests {
         #expect(service.stop() == 0, "\(String(decoding: service.process.bytes, as: UTF8.self))")
         #expect(try Pactl.volume(ofApp: app) == before)
         #expect(try !Service.owned())
+    }
+}
+
+/// The short clients of Examples/dbus, run as an app author would run them against
+/// `duckprompt serve`: Python on PyGObject (Pure Maps), GJS (GNOME Maps), C on sd-bus (Navit).
+/// Each must queue a prompt that is heard, duck the music and give it back exact, print the
+/// signals, and name a D-Bus error.
+@Suite(.serialized)
+struct ServiceClientTests {
+    typealias Rig = PlayIntegrationTests.Rig
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Examples/dbus")
+
+    enum Client: String, CaseIterable, CustomStringConvertible {
+        case python, gjs, c
+        var description: String { rawValue }
+
+        /// The command that runs this client with `arguments`.
+        func command(_ arguments: [String]) throws -> [String] {
+            switch self {
+            case .python: return ["/usr/bin/python3", ServiceClientTests.examples.appendingPathComponent("play.py").path] + arguments
+            case .gjs: return ["gjs", "-m", ServiceClientTests.examples.appendingPathComponent("play.js").path] + arguments
+            case .c:
+                let binary = TestAudio.directory.appendingPathComponent("play-c").path
+                if !FileManager.default.isExecutableFile(atPath: binary) {
+                    let flags = try run(["pkg-config", "--cflags", "--libs", "libsystemd"]).stdout
+                        .split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+                    try run(["cc", "-Wall", "-o", binary, ServiceClientTests.examples.appendingPathComponent("play.c").path] + flags)
+                }
+                return [binary] + arguments
+            }
+        }
+    }
+
+    @Test("Each example client plays a prompt through the service: heard on the speaker, the music ducked and then exact, its signals printed",
+          arguments: Client.allCases)
+    func clientPlays(_ client: Client) throws {
+        let (rig, speaker, app, before) = try PrompterIntegrationTests.musicOnSpeaker("client-\(client)", volume: 50000)
+        _ = rig
+        let service = try ServiceIntegrationTests.Service()
+        let recorder = try MonitorRecorder(sink: speaker)
+        try recorder.waitForAudio(seconds: 0.5)
+        let prompt = try DuckIntegrationTests.prompt(seconds: 1.0)
+        let run = try Background(try client.command([prompt, "message"]), captureStderr: true)
+        var lowest = before[0]
+        _ = eventually(timeout: timeLimit(3)) {
+            lowest = min(lowest, (try? Pactl.volume(ofApp: app))?.first ?? lowest)
+            return lowest < before[0] / 2
+        }
+        let status = run.wait(timeout: timeLimit(15))
+        let output = String(decoding: run.bytes, as: UTF8.self)
+        try recorder.waitForMoreAudio(seconds: 0.3)
+        let samples = recorder.stop()
+        #expect(status == 0, "\(client): \(output)")
+        let id = try #require(output.firstMatch(of: /queued (\d+)/).map { String($0.1) }, "\(client): \(output)")
+        #expect(output.contains("PromptStarted \(id) \(speaker)"), "\(client): \(output)")
+        #expect(output.contains("PromptFinished \(id) played"), "\(client): \(output)")
+        #expect(lowest < before[0] / 2, "\(client): the music was not ducked: lowest \(lowest) of \(before[0])")
+        #expect(try eventually(timeout: timeLimit(2)) { try Pactl.volume(ofApp: app) == before })
+        let heard = Levels.tone(samples, hertz: 1000).filter { $0 > -40 }.count
+        #expect(heard >= 80, "\(client): the prompt was heard in \(heard) 10 ms windows of 100")
+        #expect(service.stop() == 0)
+    }
+
+    @Test("Each example client names the D-Bus error of a missing file", arguments: Client.allCases)
+    func clientNamesError(_ client: Client) throws {
+        try TestServer.requireServer()
+        let service = try ServiceIntegrationTests.Service()
+        let missing = "/nonexistent/client-\(client).wav"
+        let result = try run(try client.command([missing]), check: false)
+        let output = result.stdout + result.stderr
+        #expect(result.status == 1, "\(client): \(output)")
+        #expect(output.contains("io.github.duckprompt.DuckPrompt1.Error.NoInput"), "\(client): \(output)")
+        #expect(output.contains("\(missing): no such file"), "\(client): \(output)")
+        #expect(service.stop() == 0)
     }
 }

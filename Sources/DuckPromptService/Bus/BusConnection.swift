@@ -135,23 +135,8 @@ final class BusConnection: @unchecked Sendable {
                 }
                 if processed > 0 { lastActivity = monotonicSeconds() }
             } while processed > 0
-            let (pending, stop) = lock.withLock { () -> ([Outgoing], Bool) in
-                defer { outbox.removeAll() }
-                return (outbox, stopping)
-            }
-            for item in pending {
-                switch item {
-                case .signal(let member, let values): send(member, values)
-                case .answer(let call, let answer):
-                    var error = sd_bus_error()
-                    let r = reply(call.message, answer, &error)
-                    if r < 0 { _ = sd_bus_reply_method_errno(call.message, r, &error) }
-                    sd_bus_error_free(&error)
-                    sd_bus_message_unref(call.message)
-                }
-            }
-            if !pending.isEmpty { lastActivity = monotonicSeconds() }
-            if stop {
+            if !sendQueuedItems() { lastActivity = monotonicSeconds() }
+            if lock.withLock({ stopping }) {
                 sd_bus_flush(bus)
                 return
             }
@@ -182,6 +167,33 @@ final class BusConnection: @unchecked Sendable {
                 while read(wake.read, &bytes, bytes.count) > 0 {}
             }
         }
+    }
+
+    /// Sends what other threads queued and flushes; after `run()` returned, on the thread that
+    /// ran it (the last signals before an exit).
+    func sendQueued() {
+        _ = sendQueuedItems()
+        sd_bus_flush(bus)
+    }
+
+    /// Sends the queued signals and answers; true when there were none. Bus thread.
+    private func sendQueuedItems() -> Bool {
+        let pending = lock.withLock { () -> [Outgoing] in
+            defer { outbox.removeAll() }
+            return outbox
+        }
+        for item in pending {
+            switch item {
+            case .signal(let member, let values): send(member, values)
+            case .answer(let call, let answer):
+                var error = sd_bus_error()
+                let r = reply(call.message, answer, &error)
+                if r < 0 { _ = sd_bus_reply_method_errno(call.message, r, &error) }
+                sd_bus_error_free(&error)
+                sd_bus_message_unref(call.message)
+            }
+        }
+        return pending.isEmpty
     }
 
     private func poke() {
