@@ -68,8 +68,8 @@ enum Help {
       -d, --device SINK       Play on SINK: a sink name, #INDEX or @DEFAULT_SINK@.
                               Default: $PULSE_SINK, else the routing rules (duckprompt route).
       --duck GAIN             Lower other streams by GAIN while the prompt plays, relative to
-                              their own volume, per channel: -20dB (default), 50%; from -200dB
-                              to 0dB (no duck). Streams that start during the prompt are
+                              their own volume, per channel: -20dB (default), 50%, or a bare
+                              number in dB (-20); from -200dB to 0dB (no duck). Streams that start during the prompt are
                               ducked too; a volume you change meanwhile is kept.
       --duck-mode MODE        duck (default: lower by --duck), mute (silence them, ramped)
                               or none (leave them alone).

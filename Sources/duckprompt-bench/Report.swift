@@ -64,7 +64,7 @@ enum Report {
             + "default-duck target adds the attack and 20 ms to the no-duck one (on the idle sink there is nothing to "
             + "duck, so no attack).",
         "- Figure 8: two children at once, no other client playing: `duckprompt devices --watch` (started first; on "
-            + "PipeWire it asks for the server info after every 100 ms without events), and `duckprompt-bench hold`, "
+            + "PipeWire it follows the default sink in PipeWire's \"default\" metadata, with no timer), and `duckprompt-bench hold`, "
             + "which makes a `Prompter`, plays the prompt with the default duck on `speaker` to its end, writes a line, "
             + "then blocks in `read(2)`. The hold child never uses Dispatch (it waits for the result on a task executor "
             + "with a thread of its own): once a process has used Dispatch's global queues, libdispatch's workqueue "

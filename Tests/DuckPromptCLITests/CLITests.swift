@@ -160,7 +160,7 @@ struct HelpRunTests {
         ["--help"], ["-h"], ["help"],
         ["play", "--help"], ["play", "-h"], ["help", "play"], ["play", "--duck", "-6dB", "--help"],
         ["devices", "--help"], ["help", "devices"],
-        ["route", "--help"], ["help", "route"],
+        ["route", "--help"], ["help", "route"], ["serve", "--help"], ["help", "serve"],
     ])
     func help(arguments: [String]) throws {
         let run = try Binary.run(arguments)

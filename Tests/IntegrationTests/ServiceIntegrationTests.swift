@@ -17,9 +17,9 @@ struct ServiceIntegrationTests {
         let process: Background
         let monitor: Background
 
-        init() throws {
+        init(_ options: [String] = []) throws {
             monitor = try Background(["gdbus", "monitor", "--session", "--dest", ServiceIntegrationTests.name])
-            process = try Background([duckpromptBinary, "serve"], captureStderr: true)
+            process = try Background([duckpromptBinary, "serve"] + options, captureStderr: true)
             guard try eventually(timeout: timeLimit(5), { try Self.owned() }) else {
                 throw TestFailure("serve did not take its bus name: \(String(decoding: process.bytes, as: UTF8.self))")
             }
@@ -145,6 +145,25 @@ struct ServiceIntegrationTests {
         #expect(eventually(timeout: timeLimit(3)) { service.signals.contains("RouteChanged ('\(speaker)', 'speaker'") },
                 "\(service.signals)")
         #expect(service.stop() == 0)
+    }
+
+    @Test("--exit-idle 1: the service stays while a prompt plays, then leaves 1 s after it, exit 0, its bus name released")
+    func exitIdle() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        let service = try Service(["--exit-idle", "1"])
+        let prompt = try DuckIntegrationTests.prompt(seconds: 2.0)
+        let id = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))
+        #expect(try service.finished(id, timeout: 6) == "played", "it left while the prompt played: \(service.signals)")
+        let ended = Date()
+        let status = service.process.wait(timeout: timeLimit(5))
+        let after = Date().timeIntervalSince(ended)
+        #expect(status == 0, "\(String(decoding: service.process.bytes, as: UTF8.self))")
+        #expect(after > 0.5 && after < timeLimit(2.5), "left \(after) s after the prompt ended")
+        #expect(try !Service.owned())
+        service.monitor.stop()
     }
 
     @Test("SIGTERM mid-prompt: the prompt fades out, every volume is back, exit 0")

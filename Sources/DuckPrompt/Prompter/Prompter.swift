@@ -6,11 +6,17 @@ import Glibc
 /// priorities, an id per prompt, `cancel(_:)`, and a stream of events.
 ///
 /// ```swift
-/// let prompter = Prompter()
+/// let prompter = try Prompter()
 /// let events = prompter.events()
-/// let id = try prompter.play(files: ["turn-left.wav"], options: PlayOptions(priority: .message))
-/// for await event in events { print(event) }
+/// var options = PlayOptions(config: try DuckPromptConfig.load())
+/// options.priority = .message
+/// let id = try prompter.play(files: ["turn-left.wav"], options: options)
+/// for await event in events {
+///     print(event)
+///     if case .finished(let which, _) = event, which == id { break }
+/// }
 /// ```
+/// (Examples/HeldPrompter is the whole program.)
 ///
 /// Each prompt runs on a thread of its own, as a `duckprompt play` process would: the queue in
 /// `$XDG_RUNTIME_DIR/duckprompt/` (`PromptQueue`) orders the prompts of every prompter and
@@ -27,8 +33,8 @@ import Glibc
 /// prompt left ducked (its journal, kept until then); a prompt asked for meanwhile connects
 /// and restores first.
 ///
-/// Thread-safe: `play`, `cancel`, `events` and `result(of:)` may be called from any thread
-/// (an app's UI thread, its own threads, Tasks).
+/// Thread-safe: `play`, `say`, `cancel`, `close`, `events` and `result(of:)` may be called
+/// from any thread (an app's UI thread, its own threads, Tasks).
 public final class Prompter: Sendable {
     /// A prompt's id, unique within its prompter, in call order.
     public struct PromptID: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -142,6 +148,9 @@ public final class Prompter: Sendable {
     /// - Throws: `DuckPromptError(.usage)` (64) for no source, an option out of range
     ///   (`PlayOptions.validate()`) or a closed prompter; `.internal` when the runtime
     ///   directory cannot be used.
+    /// It then plays on a thread of its own, routed from the prompter's copy of the server:
+    /// libpulse `pa_stream_connect_playback` (or the kept stream, `pa_stream_cork`),
+    /// `pa_context_set_sink_input_volume` for the duck's ramps, `pa_stream_drain`.
     @discardableResult
     public func play(_ sources: [any PromptSource], options: PlayOptions = PlayOptions()) throws -> PromptID {
         guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
@@ -177,8 +186,13 @@ public final class Prompter: Sendable {
 
     /// Opens the files with libsndfile and queues them, then the texts to be spoken, as one
     /// prompt (`play(_:options:)`). Blocks while the files are opened and checked.
+    /// - Parameters:
+    ///   - voice: an espeak-ng voice for the texts (nil: `SpeechSource.defaultVoice`).
+    ///   - wordsPerMinute: the speech rate in words per minute, within
+    ///     `SpeechSource.wordsPerMinuteRange` (nil: `SpeechSource.defaultWordsPerMinute`).
     /// - Throws: `.noInput` (66), `.unsupportedData` (65), `.usage` (64) for an empty or too
     ///   long text, an unknown voice or rate; what `play(_:options:)` throws.
+    /// libsndfile `sf_open`; for texts, libespeak-ng `espeak_ng_Synthesize` (opened with `dlopen` on first use).
     @discardableResult
     public func play(files paths: [String], say texts: [String] = [], voice: String? = nil,
                      wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions()) throws -> PromptID {
@@ -187,21 +201,29 @@ public final class Prompter: Sendable {
                         options: options)
     }
 
-    /// Speaks `text` with libespeak-ng (`play(files: [], say: [text], …)`).
+    /// Speaks `text` with libespeak-ng (`play(files: [], say: [text], …)`): at most
+    /// `SpeechSource.maxTextLength` Unicode code points, `wordsPerMinute` in words per minute.
+    /// - Throws: what `play(files:say:voice:wordsPerMinute:options:)` throws; `.unavailable`
+    ///   (69) when libespeak-ng cannot be loaded.
     @discardableResult
     public func say(_ text: String, voice: String? = nil, wordsPerMinute: Int? = nil,
                     options: PlayOptions = PlayOptions()) throws -> PromptID {
         try play(files: [], say: [text], voice: voice, wordsPerMinute: wordsPerMinute, options: options)
     }
 
-    /// Stops a prompt: one that waits never plays, one that plays fades out and its duck is
-    /// ramped back; it finishes `.cancelled`. Nothing for an id that has finished.
+    /// Stops a prompt: one that waits never plays; one that plays fades out over 50 ms (its
+    /// own stream's volume: `pa_context_set_sink_input_volume`, then `pa_stream_cork` and
+    /// `pa_stream_flush`) and its duck is ramped back (the release). It finishes
+    /// `.cancelled`. Nothing for an id that has finished or that this prompter never gave.
+    /// Does not wait.
     public func cancel(_ id: PromptID) {
         lock.withLock { state.controls[id] }?.cancel()
     }
 
-    /// Cancels every prompt and refuses new ones; each event stream ends once the last
-    /// prompt has finished.
+    /// Cancels every prompt (`cancel(_:)`), refuses new ones and closes the kept stream
+    /// (`pa_stream_disconnect`); each event stream ends once the last prompt has finished.
+    /// The connection ends (`pa_context_disconnect`) when the prompter and its last prompt
+    /// are gone. Does not wait.
     public func close() {
         let controls = lock.withLock { () -> [InterruptControl] in
             state.closed = true
