@@ -113,14 +113,30 @@ struct ServiceIntegrationTests {
         #expect(service.stop() == 0)
     }
 
-    @Test("Cancel of a playing prompt: PromptFinished cancelled, the music exact again")
-    func cancel() throws {
-        let (rig, speaker, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-cancel", volume: 50000)
-        _ = rig
+    /// Music on the speaker and a 4 s prompt playing through a new service, the music ducked:
+    /// the rig (keep it), the service, the prompt's id, the music's app and volume before.
+    static func ducking(_ name: String) throws -> (rig: Rig, service: Service, id: UInt64, app: String, before: [Int]) {
+        let (rig, _, app, before) = try PrompterIntegrationTests.musicOnSpeaker(name, volume: 50000)
         let service = try Service()
         let prompt = try DuckIntegrationTests.prompt(seconds: 4.0)
         let id = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))
         try DuckIntegrationTests.waitDucked(app, from: before)
+        return (rig, service, id, app, before)
+    }
+
+    /// A service on an idle rig whose speaker is the default sink.
+    static func idleSpeaker(_ options: [String] = []) throws -> (rig: Rig, speaker: String, service: Service) {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        try Pactl.call("set-default-sink", speaker)
+        return (rig, speaker, try Service(options))
+    }
+
+    @Test("Cancel of a playing prompt: PromptFinished cancelled, the music exact again")
+    func cancel() throws {
+        let (rig, service, id, app, before) = try Self.ducking("served-cancel")
+        _ = rig
         let cancelled = try service.call("Cancel", "\(id)")
         #expect(cancelled.status == 0, "\(cancelled.stderr)")
         #expect(try service.finished(id, timeout: 3) == "cancelled")
@@ -130,11 +146,7 @@ struct ServiceIntegrationTests {
 
     @Test("RouteChanged when a Bluetooth headset appears (it takes the prompts) and again when it goes (back to the speaker); Route() agrees")
     func routeChanged() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
-        let service = try Service()
+        let (rig, speaker, service) = try Self.idleSpeaker()
         let before = try service.call("Route")
         #expect(before.stdout.contains("'\(speaker)'"), "\(before.stdout) \(before.stderr)")
         let bt = try rig.bluetooth()
@@ -149,11 +161,8 @@ struct ServiceIntegrationTests {
 
     @Test("--exit-idle 1: the service stays while a prompt plays, then leaves 1 s after it, exit 0, its bus name released")
     func exitIdle() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
-        let service = try Service(["--exit-idle", "1"])
+        let (rig, _, service) = try Self.idleSpeaker(["--exit-idle", "1"])
+        _ = rig
         let prompt = try DuckIntegrationTests.prompt(seconds: 2.0)
         let id = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))
         #expect(try service.finished(id, timeout: 6) == "played", "it left while the prompt played: \(service.signals)")
@@ -168,12 +177,8 @@ struct ServiceIntegrationTests {
 
     @Test("SIGTERM mid-prompt: the prompt fades out, every volume is back, exit 0")
     func sigterm() throws {
-        let (rig, speaker, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-term", volume: 50000)
+        let (rig, service, _, app, before) = try Self.ducking("served-term")
         _ = rig
-        let service = try Service()
-        let prompt = try DuckIntegrationTests.prompt(seconds: 4.0)
-        _ = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))
-        try DuckIntegrationTests.waitDucked(app, from: before)
         #expect(service.stop() == 0, "\(String(decoding: service.process.bytes, as: UTF8.self))")
         #expect(try Pactl.volume(ofApp: app) == before)
         #expect(try !Service.owned())
