@@ -1,5 +1,4 @@
 import CBusObject
-import Dispatch
 import DuckPrompt
 import Glibc
 
@@ -32,6 +31,10 @@ public final class DuckPromptService: Sendable {
     }
 
     private let prompter: Prompter
+    /// Where the service's async work runs (the events, the route changes, `Route()`): one
+    /// thread of its own, never Dispatch's global queues, whose workqueue monitor would wake
+    /// an idle service every second.
+    private let executor = ThreadExecutor()
     private let server: ServerOptions
     nonisolated(unsafe) private var bus: BusConnection!
     private let version: String
@@ -59,12 +62,12 @@ public final class DuckPromptService: Sendable {
     /// then cancels what still plays and waits until every volume is restored.
     /// - Throws: `DuckPromptError(.unavailable)` when the session bus goes away.
     public func run(exitIdle: Double? = nil) throws {
-        let forwarding = Task.detached { [self] in
+        let forwarding = executor.start { [self] in
             for await event in prompter.events() { forward(event) }
         }
         // RouteChanged: the sinks followed from the server's events (`watchDevices`; no
         // polling on either server), a signal each time the routed sink changes.
-        let watching = Task.detached { [self] in
+        let watching = executor.start { [self] in
             var last: String? = nil
             do {
                 for try await update in DuckPrompt.watchDevices(config: try DuckPromptConfig.load(), server: server) {
@@ -85,12 +88,7 @@ public final class DuckPromptService: Sendable {
         // Every prompt cancelled: a playing one fades out and its duck is ramped back; the
         // events end once the last has finished, and their signals go out before the exit.
         prompter.close()
-        let ended = DispatchSemaphore(value: 0)
-        Task.detached {
-            await forwarding.value
-            ended.signal()
-        }
-        ended.wait()
+        _ = executor.wait { try await forwarding.value }
         bus.sendQueued()
         try served.get()
     }
@@ -152,14 +150,14 @@ public final class DuckPromptService: Sendable {
                 prompter.cancel(Prompter.PromptID(id))
                 return .values([])
             case DP_BUS_ROUTE:
-                let listing = try wait { try await DuckPrompt.devices(config: try DuckPromptConfig.load()) }
+                let listing = try executor.wait { try await DuckPrompt.devices(config: try DuckPromptConfig.load()) }.get()
                 guard let route = listing.route else {
                     throw listing.routeError ?? DuckPromptError(.unavailable, "no sink for a prompt")
                 }
                 return .values([.string(route.sink.name), .string(route.classification.kind.rawValue),
                                 .string(route.rule), .string(route.reason)])
             case DP_BUS_DEVICES:
-                let listing = try wait { try await DuckPrompt.devices(config: try DuckPromptConfig.load()) }
+                let listing = try executor.wait { try await DuckPrompt.devices(config: try DuckPromptConfig.load()) }.get()
                 return .values([.dictionaries(listing.sinkReports.map(\.busDictionary))])
             default:
                 throw DuckPromptError(.usage, "not implemented yet")
@@ -256,18 +254,6 @@ public final class DuckPromptService: Sendable {
         case .cancelled: ("cancelled", "")
         case .failed(let e): ("failed", e.message)
         }
-    }
-
-    /// Waits on the bus thread for an async call of the library.
-    private func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: Result<T, any Error>!
-        Task.detached {
-            do { result = .success(try await body()) } catch { result = .failure(error) }
-            done.signal()
-        }
-        done.wait()
-        return try result.get()
     }
 }
 

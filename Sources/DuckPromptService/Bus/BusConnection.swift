@@ -125,7 +125,9 @@ final class BusConnection: @unchecked Sendable {
     /// when the bus connection is lost.
     /// - Throws: `DuckPromptError(.unavailable)` when the bus closes the connection.
     func run(idleTimeout: Double? = nil, idle: () -> Bool = { true }) throws {
-        var lastActivity = monotonicSeconds()
+        let clock = ContinuousClock()
+        let idleDuration = idleTimeout.map { Duration.milliseconds(Int64(($0 * 1000).rounded(.up))) }
+        var lastActivity = clock.now
         while true {
             var processed: Int32
             repeat {
@@ -133,9 +135,9 @@ final class BusConnection: @unchecked Sendable {
                 if processed < 0 {
                     throw DuckPromptError(.unavailable, "the session bus went away: \(String(cString: strerror(-processed)))")
                 }
-                if processed > 0 { lastActivity = monotonicSeconds() }
+                if processed > 0 { lastActivity = clock.now }
             } while processed > 0
-            if !sendQueuedItems() { lastActivity = monotonicSeconds() }
+            if !sendQueuedItems() { lastActivity = clock.now }
             if lock.withLock({ stopping }) {
                 sd_bus_flush(bus)
                 return
@@ -143,16 +145,19 @@ final class BusConnection: @unchecked Sendable {
             var timeoutMs: Int32 = -1
             var deadline: UInt64 = 0
             if sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max {
-                let now = UInt64(monotonicSeconds() * 1_000_000)
+                // sd_bus_get_timeout's deadline: CLOCK_MONOTONIC, in µs.
+                var ts = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &ts)
+                let now = UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000
                 timeoutMs = Int32(clamping: deadline > now ? (deadline - now + 999) / 1000 : 0)
             }
-            if let idleTimeout {
-                let left = idleTimeout - (monotonicSeconds() - lastActivity)
-                if left <= 0 {
+            if let idleDuration {
+                let left = idleDuration - lastActivity.duration(to: clock.now)
+                if left <= .zero {
                     if idle() { sd_bus_flush(bus); return }
-                    lastActivity = monotonicSeconds()
+                    lastActivity = clock.now
                 } else {
-                    let ms = Int32(clamping: Int((left * 1000).rounded(.up)))
+                    let ms = Int32(clamping: left.components.seconds * 1000 + (left.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
                     timeoutMs = timeoutMs < 0 ? ms : min(timeoutMs, ms)
                 }
             }
@@ -244,11 +249,4 @@ final class BusConnection: @unchecked Sendable {
             return r < 0 ? r : 1
         }
     }
-}
-
-/// CLOCK_MONOTONIC in seconds.
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
