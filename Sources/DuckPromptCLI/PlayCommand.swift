@@ -42,38 +42,20 @@ enum PlayCommand {
         var options = PlayOptions(config: try DuckPromptConfig.load())
         if let d = r.last("device") { options.device = DeviceRequest(parsing: d) }
         if let d = r.last("duck") {
-            options.duck = try OptionValue.decibels(d, option: "duck")
-            guard options.duck.value <= 0 else {
-                throw UsageError("--duck '\(d)' would raise other streams: give a negative gain such as -20dB")
-            }
+            options.duck = try PlayOptions.duckGain(try OptionValue.decibels(d, option: "duck"), given: d, option: "--duck")
             // A ramp takes one 10 ms step per 1.5 dB: an unbounded depth would mean an
             // unbounded attack (and Ramp traps once the step count overflows Int).
             options.duck = try OptionValue.decibels(d, option: "duck", range: PlayOptions.duckRange)
         }
-        if let m = r.last("duck-mode") {
-            guard let mode = DuckMode(rawValue: m) else {
-                throw UsageError("--duck-mode '\(m)' is not one of: \(DuckMode.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            options.duckMode = mode
-        }
+        if let m = r.last("duck-mode") { options.duckMode = try PlayOptions.choice(m, option: "--duck-mode") }
         if let p = r.last("pre-roll-ms") {
             options.preRollMs = try OptionValue.milliseconds(p, option: "pre-roll-ms", range: PlayOptions.preRollRangeMs)
         }
         if let e = r.last("expire-ms") {
             options.expireMs = try OptionValue.milliseconds(e, option: "expire-ms", range: PlayOptions.expireRangeMs)
         }
-        if let b = r.last("on-busy") {
-            guard let policy = BusyPolicy(rawValue: b) else {
-                throw UsageError("--on-busy '\(b)' is not one of: wait, drop")
-            }
-            options.onBusy = policy
-        }
-        if let p = r.last("priority") {
-            guard let priority = PromptPriority(rawValue: p) else {
-                throw UsageError("--priority '\(p)' is not one of: \(PromptPriority.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            options.priority = priority
-        }
+        if let b = r.last("on-busy") { options.onBusy = try PlayOptions.choice(b, option: "--on-busy") }
+        if let p = r.last("priority") { options.priority = try PlayOptions.choice(p, option: "--priority") }
         let exempt = r.all("duck-exempt-role")
         if !exempt.isEmpty {
             guard !exempt.contains(where: \.isEmpty) else { throw UsageError("--duck-exempt-role needs a media.role, e.g. phone") }

@@ -39,10 +39,16 @@ public final class DuckPromptService: Sendable {
     nonisolated(unsafe) private var bus: BusConnection!
     private let version: String
     private let lock = Lock()
-    /// Who asked for each prompt not yet finished (the caller's unique bus name). Lock held.
-    nonisolated(unsafe) private var owners: [UInt64: String] = [:]
-    /// Each prompt's options and name, for the line logged when it ends. Lock held.
-    nonisolated(unsafe) private var names: [UInt64: String] = [:]
+    /// A prompt not yet finished: who asked for it, and what it plays (for the line logged
+    /// when it ends).
+    private struct Record {
+        /// The caller's unique bus name (`sd_bus_message_get_sender`).
+        var owner: String
+        var name: String
+    }
+    /// Every prompt not yet finished. Lock held; a prompt's record is made under the same hold
+    /// as its `play` call, so its end (`forward`) always finds it.
+    nonisolated(unsafe) private var records: [UInt64: Record] = [:]
 
     /// Connects to the sound server (a held `Prompter`) and the session bus, and takes the
     /// bus name.
@@ -84,7 +90,7 @@ public final class DuckPromptService: Sendable {
             }
         }
         defer { watching.cancel() }
-        let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in lock.withLock { owners.isEmpty } } }
+        let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in lock.withLock { records.isEmpty } } }
         // Every prompt cancelled: a playing one fades out and its duck is ramped back; the
         // events end once the last has finished, and their signals go out before the exit.
         prompter.close()
@@ -107,10 +113,9 @@ public final class DuckPromptService: Sendable {
                 try admit(call.sender)
                 // The service's rights are the user's: only regular files it may read, never a
                 // FIFO or a device, whose open or read would hold the bus thread.
-                for file in files { try Self.requireRegularFile(file) }
-                let id = try prompter.play(files: files, voice: options.voice, wordsPerMinute: options.wordsPerMinute,
-                                           options: options.play)
-                return queued(id, by: call.sender, name: files.joined(separator: " "))
+                let sources = try files.map { try AudioSource(regularFile: $0) }
+                try PromptLimits.checkDuration(sources.map(\.duration))
+                return try play(sources, options.play, by: call.sender, name: files.joined(separator: " "))
             case DP_BUS_PLAY_FD:
                 let fd = try call.readDescriptor()
                 let options: ServiceOptions
@@ -129,9 +134,9 @@ public final class DuckPromptService: Sendable {
                     let answer: BusConnection.Answer
                     do {
                         let source = try AudioSource(descriptor: fd, name: "passed descriptor",
-                                                     deadline: .now + Self.descriptorTimeout)
-                        let id = try prompter.play([source], options: options.play)
-                        answer = queued(id, by: sender, name: "passed descriptor")
+                                                     deadline: .now + .seconds(PromptLimits.descriptorSeconds))
+                        try PromptLimits.checkDuration([source.duration])
+                        answer = try play([source], options.play, by: sender, name: "passed descriptor")
                     } catch {
                         answer = Self.failure(error)
                     }
@@ -142,9 +147,10 @@ public final class DuckPromptService: Sendable {
                 let text = try call.readString()
                 let options = try readOptions(call)
                 try admit(call.sender)
-                let id = try prompter.say(text, voice: options.voice, wordsPerMinute: options.wordsPerMinute,
-                                          options: options.play)
-                return queued(id, by: call.sender, name: "text of \(text.unicodeScalars.count) characters")
+                // Its length (a limit) is checked before libespeak-ng is loaded.
+                let speech = try SpeechSource(text: text, voice: options.voice, wordsPerMinute: options.wordsPerMinute)
+                return try play([speech], options.play, by: call.sender,
+                                name: "text of \(text.unicodeScalars.count) characters")
             case DP_BUS_CANCEL:
                 let id = try call.readUInt64()
                 prompter.cancel(Prompter.PromptID(id))
@@ -167,13 +173,14 @@ public final class DuckPromptService: Sendable {
         }
     }
 
-    /// The error answer for what a call threw.
+    /// The error answer for what a call threw: a limit is `…Error.LimitsExceeded`, another
+    /// `DuckPromptError` `…Error.<Code>` (`errorName(for:)`).
     static func failure(_ error: any Error) -> BusConnection.Answer {
         switch error {
+        case let error as DuckPromptError where error.limit != nil:
+            .error(name: "\(interface).Error.LimitsExceeded", message: error.message)
         case let error as DuckPromptError:
             .error(name: errorName(for: error.code), message: error.message)
-        case let error as LimitError:
-            .error(name: "\(interface).Error.LimitsExceeded", message: error.message)
         case let error as BusValueTypeError:
             .error(name: errorName(for: .usage),
                    message: "option '\(error.key)' has a value of type \(error.signature), which no option takes")
@@ -182,46 +189,27 @@ public final class DuckPromptService: Sendable {
         }
     }
 
-    /// How long a passed descriptor may take to reach its end (`PlayFd`).
-    public static let descriptorTimeout: Duration = .seconds(10)
-    /// The most prompts one client (a unique bus name) may have queued or playing.
-    public static let promptsPerClient = 16
-
-    /// A client over one of the service's limits.
-    struct LimitError: Error { var message: String }
-
-    /// Refuses a client that has `promptsPerClient` prompts unfinished.
+    /// Refuses a client that has `PromptLimits.promptsPerClient` prompts unfinished.
     private func admit(_ sender: String) throws {
-        let count = lock.withLock { owners.values.filter { $0 == sender }.count }
-        guard count < Self.promptsPerClient else {
-            throw LimitError(message: "\(sender) has \(count) prompts queued or playing, the most one client may have")
-        }
-    }
-
-    /// `Play`'s files: regular files the service's user may read (`stat`, `access(R_OK)`).
-    static func requireRegularFile(_ path: String) throws {
-        var status = stat()
-        guard stat(path, &status) == 0 else { throw DuckPromptError(.noInput, "\(path): no such file") }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            throw DuckPromptError(.noInput, "\(path): not a regular file (a FIFO or device is read only through PlayFd)")
-        }
-        guard access(path, R_OK) == 0 else { throw DuckPromptError(.noInput, "\(path): permission denied") }
+        let count = lock.withLock { records.values.filter { $0.owner == sender }.count }
+        try PromptLimits.admit(unfinished: count, client: sender)
     }
 
     private func readOptions(_ call: BusCall) throws -> ServiceOptions {
         try ServiceOptions.parse(try call.readOptions(), defaults: PlayOptions(config: try DuckPromptConfig.load()))
     }
 
-    private func queued(_ id: Prompter.PromptID, by sender: String, name: String) -> BusConnection.Answer {
-        lock.withLock {
-            if !finished.contains(id.value) { owners[id.value] = sender }
-            names[id.value] = name
+    /// Queues the prompt and records who asked for it, under one hold of the lock (its end,
+    /// in `forward`, waits for the record).
+    private func play(_ sources: [any PromptSource], _ options: PlayOptions, by sender: String,
+                      name: String) throws -> BusConnection.Answer {
+        let id = try lock.withLock { () throws -> Prompter.PromptID in
+            let id = try prompter.play(sources, options: options)
+            records[id.value] = Record(owner: sender, name: name)
+            return id
         }
         return .values([.uint64(id.value)])
     }
-
-    /// Prompts that finished before `play` returned (dropped at once). Lock held.
-    nonisolated(unsafe) private var finished: Set<UInt64> = []
 
     // MARK: - Events
 
@@ -234,11 +222,8 @@ public final class DuckPromptService: Sendable {
                                        .uint32(UInt32(clamping: start.preRollMs))])
         case .finished(let id, let outcome):
             let (word, message) = Self.describe(outcome)
-            let (owner, name) = lock.withLock { () -> (String?, String?) in
-                if owners[id.value] == nil { finished.insert(id.value) }
-                return (owners.removeValue(forKey: id.value), names.removeValue(forKey: id.value))
-            }
-            serviceLog("prompt \(id.value) (\(name ?? "?")) from \(owner ?? "?"): \(word)\(message.isEmpty ? "" : ": \(message)")")
+            let record = lock.withLock { records.removeValue(forKey: id.value) }
+            serviceLog("prompt \(id.value) (\(record?.name ?? "?")) from \(record?.owner ?? "?"): \(word)\(message.isEmpty ? "" : ": \(message)")")
             bus.emit("PromptFinished", [.uint64(id.value), .string(word), .string(message)])
         }
     }

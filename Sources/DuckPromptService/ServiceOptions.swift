@@ -40,21 +40,11 @@ public struct ServiceOptions: Sendable {
     }
 
     private mutating func apply(_ key: String, _ value: BusValue) throws {
-        func choice<T: RawRepresentable & CaseIterable>(_ text: String, _: T.Type) throws -> T where T.RawValue == String {
-            guard let parsed = T(rawValue: text) else {
-                throw DuckPromptError(.usage, "\(key) '\(text)' is not one of: \(T.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            return parsed
-        }
         switch (key, value) {
-        case ("priority", .string(let s)): play.priority = try choice(s, PromptPriority.self)
-        case ("duck-mode", .string(let s)): play.duckMode = try choice(s, DuckMode.self)
-        case ("on-busy", .string(let s)): play.onBusy = try choice(s, BusyPolicy.self)
-        case ("duck", .double(let d)):
-            guard d <= 0 else {
-                throw DuckPromptError(.usage, "duck \(d) dB would raise other streams: give a negative gain such as -20")
-            }
-            play.duck = Decibels(d)
+        case ("priority", .string(let s)): play.priority = try PlayOptions.choice(s, option: key)
+        case ("duck-mode", .string(let s)): play.duckMode = try PlayOptions.choice(s, option: key)
+        case ("on-busy", .string(let s)): play.onBusy = try PlayOptions.choice(s, option: key)
+        case ("duck", .double(let d)): play.duck = try PlayOptions.duckGain(Decibels(d), given: "\(d)", option: key)
         case ("volume", .double(let d)): play.volume = Decibels(d)
         case ("attack-ms", .uint32(let u)): play.attackMs = Int(u)
         case ("release-ms", .uint32(let u)): play.releaseMs = Int(u)

@@ -336,3 +336,26 @@ struct EndlessInputTests {
         #expect(ContinuousClock.now - start < .seconds(1))
     }
 }
+
+/// `AudioSource(regularFile:)`, the D-Bus service's `Play`: a FIFO, a device or a directory is
+/// refused at once, never opened (the open of a FIFO no one writes would wait for ever).
+@Suite("AudioSource regular files only")
+struct RegularFileTests {
+    @Test("a FIFO, /dev/zero and a directory: .noInput 'not a regular file' (or 'is a directory') without a wait")
+    func refused() throws {
+        let fifo = try EndlessInputTests.fifo()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: fifo).deletingLastPathComponent().path) }
+        for (path, words) in [(fifo, "not a regular file"), ("/dev/zero", "not a regular file"), ("/tmp", "is a directory")] {
+            let start = ContinuousClock.now
+            #expect {
+                try AudioSource(regularFile: path)
+            } throws: { error in
+                let e = error as? DuckPromptError
+                return e?.code == .noInput && e?.message == "\(path): \(words)"
+            }
+            #expect(ContinuousClock.now - start < .seconds(1), "\(path)")
+        }
+        // The same FIFO by init(path:) would be read whole (a FIFO the command is given): not
+        // tried here, it would wait for a writer.
+    }
+}

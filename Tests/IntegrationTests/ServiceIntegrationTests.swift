@@ -61,21 +61,27 @@ struct ServiceIntegrationTests {
             return outcome
         }
 
+        /// A test that failed before `stop()` leaves no service behind to answer the next one.
+        deinit {
+            if process.process.isRunning { _ = stop() }
+        }
+
         func stop() -> Int32? {
             kill(process.process.processIdentifier, SIGTERM)
             let status = process.wait(timeout: timeLimit(10))
             monitor.stop()
+            if status != 0 {
+                // What it wrote (a crash's backtrace) goes with the test's failure.
+                FileHandle.standardError.write(Data("serve ended \(String(describing: status)):\n".utf8) + process.bytes)
+            }
             return status
         }
     }
 
     @Test("Play through gdbus: heard on the routed speaker, the music ducked and then exact, PromptStarted and PromptFinished played")
     func playHeard() throws {
-        let (rig, speaker, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-music", volume: 50000)
+        let (rig, speaker, service, recorder, app, before) = try Self.listening("served-music")
         _ = rig
-        let service = try Service()
-        let recorder = try MonitorRecorder(sink: speaker)
-        try recorder.waitForAudio(seconds: 0.5)
         let prompt = try DuckIntegrationTests.prompt(seconds: 1.0)
         let id = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))
         var lowest = before[0]
@@ -111,6 +117,18 @@ struct ServiceIntegrationTests {
         #expect(wrongType.stderr.contains("\(Self.name).Error.Usage"), "\(wrongType.stderr)")
         #expect(try Pactl.volume(ofApp: app) == before)
         #expect(service.stop() == 0)
+    }
+
+    /// Music on the speaker, a new service, and the speaker's monitor recorded (0.5 s of it
+    /// received): the rig (keep it), the speaker, the service, the recorder, the music's app
+    /// and volume before.
+    static func listening(_ name: String) throws
+        -> (rig: Rig, speaker: String, service: Service, recorder: MonitorRecorder, app: String, before: [Int]) {
+        let (rig, speaker, app, before) = try PrompterIntegrationTests.musicOnSpeaker(name, volume: 50000)
+        let service = try Service()
+        let recorder = try MonitorRecorder(sink: speaker)
+        try recorder.waitForAudio(seconds: 0.5)
+        return (rig, speaker, service, recorder, app, before)
     }
 
     /// Music on the speaker and a 4 s prompt playing through a new service, the music ducked:

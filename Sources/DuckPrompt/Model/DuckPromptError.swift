@@ -37,16 +37,34 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         case expired
     }
 
+    /// A limit against too much input, which the error reports (the D-Bus service answers each
+    /// with `io.github.duckprompt.DuckPrompt1.Error.LimitsExceeded`; the command exits with
+    /// the error's code).
+    public enum Limit: String, Sendable, Equatable {
+        /// The texts of one prompt together are over `SpeechSource.maxTextLength` code points.
+        case textLength
+        /// Standard input, a FIFO, a device or a passed descriptor holds more than
+        /// `AudioSource.inputLimit` bytes.
+        case inputBytes
+        /// The files of one prompt last longer than `PromptLimits.maxDuration`.
+        case duration
+        /// A client has `PromptLimits.promptsPerClient` prompts unfinished.
+        case promptsPerClient
+    }
+
     public var code: Code
     /// One line, without the `duckprompt: ` prefix.
     public var message: String
     /// For `.dropped`, why; nil otherwise.
     public var dropReason: DropReason?
+    /// The limit the input went over; nil for any other error.
+    public var limit: Limit?
 
-    public init(_ code: Code, _ message: String, dropReason: DropReason? = nil) {
+    public init(_ code: Code, _ message: String, dropReason: DropReason? = nil, limit: Limit? = nil) {
         self.code = code
         self.message = message
         self.dropReason = dropReason
+        self.limit = limit
     }
 
     /// The process exit status for this error: 64, 65, 66, 69, 70, 75 or 78.

@@ -56,7 +56,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     /// libsndfile: `sf_open(SFM_READ)` (a regular file), `sf_open_virtual` (any other input,
     /// read whole first), `sf_strerror`.
     public convenience init(path: String, cancellation: PlayCancellation? = nil) throws {
-        try self.init(input: path == "-" ? .descriptor(STDIN_FILENO, name: nil, deadline: nil) : .path(path),
+        try self.init(input: path == "-" ? .descriptor(STDIN_FILENO, name: nil, deadline: nil) : .path(path, regularOnly: false),
                       cancellation: cancellation)
     }
 
@@ -74,8 +74,17 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         try self.init(input: .descriptor(descriptor, name: name, deadline: deadline), cancellation: nil)
     }
 
+    /// Opens and validates an audio file by name that must be a regular file (a D-Bus caller's
+    /// `Play`): never a FIFO or a device, whose open or read could wait for ever.
+    /// - Throws: `.noInput` (66) for anything that is not a regular file the caller may read;
+    ///   what `init(path:)` throws.
+    public convenience init(regularFile path: String) throws {
+        try self.init(input: .path(path, regularOnly: true), cancellation: nil)
+    }
+
     private enum Input {
-        case path(String)
+        /// `regularOnly`: refuse a FIFO, socket or device instead of reading it whole.
+        case path(String, regularOnly: Bool)
         /// Read whole into memory: standard input (no name), or a passed descriptor.
         case descriptor(Int32, name: String?, deadline: ContinuousClock.Instant?)
     }
@@ -85,7 +94,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         let handle: OpaquePointer?
         let path: String, label: String
         switch input {
-        case .path(let p): (path, label, descriptorName) = (p, p, nil)
+        case .path(let p, _): (path, label, descriptorName) = (p, p, nil)
         case .descriptor(_, let name?, _): (path, label, descriptorName) = (name, name, name)
         case .descriptor(_, nil, _): (path, label, descriptorName) = ("-", "standard input", nil)
         }
@@ -102,6 +111,9 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
             var status = stat()
             guard stat(path, &status) == 0 else { throw DuckPromptError(.noInput, "\(path): no such file") }
             guard status.st_mode & S_IFMT != S_IFDIR else { throw DuckPromptError(.noInput, "\(path): is a directory") }
+            if case .path(_, regularOnly: true) = input, status.st_mode & S_IFMT != S_IFREG {
+                throw DuckPromptError(.noInput, "\(path): not a regular file")
+            }
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw DuckPromptError(.noInput, "\(path): permission denied")
             }

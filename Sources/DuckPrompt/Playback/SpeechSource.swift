@@ -172,7 +172,7 @@ public final class SpeechSource: @unchecked Sendable {
     }
 
     /// Checks the length of the texts of one prompt, together, against `maxTextLength`.
-    /// - Throws: `DuckPromptError(.usage)` (64) naming the length and the limit.
+    /// - Throws: `DuckPromptError(.usage)` (64, `limit` `.textLength`) naming the length and the limit.
     public static func checkLength(_ texts: [String]) throws {
         var length = 0
         for text in texts { length += text.unicodeScalars.count }
@@ -180,7 +180,7 @@ public final class SpeechSource: @unchecked Sendable {
         throw DuckPromptError(
             .usage,
             "the text to say is \(length) characters long; a prompt says at most \(maxTextLength) "
-                + "(Unicode code points, all its texts together)")
+                + "(Unicode code points, all its texts together)", limit: .textLength)
     }
 
     /// A piece of the text synthesized in one `espeak_ng_Synthesize` call.

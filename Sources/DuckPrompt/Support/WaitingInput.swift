@@ -94,7 +94,8 @@ package enum WaitingInput {
             }
             guard data.count + n <= limit else {
                 throw DuckPromptError(.unsupportedData,
-                    "\(label): longer than \(limit >> 20) MiB, the most read from a pipe or device (give a file by name)")
+                    "\(label): longer than \(limit >> 20) MiB, the most read from a pipe or device (give a file by name)",
+                    limit: .inputBytes)
             }
             data.append(contentsOf: chunk[0..<n])
         }

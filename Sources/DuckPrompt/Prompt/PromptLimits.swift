@@ -1,0 +1,40 @@
+/// The limits a prompt from another process must keep, so that one misbehaving client cannot
+/// hold the queue, the duck or the service's memory (the D-Bus service, Docs/dbus.md). Each
+/// refusal is a `DuckPromptError` whose `limit` names it; the service answers it with
+/// `io.github.duckprompt.DuckPrompt1.Error.LimitsExceeded`. The text's length
+/// (`SpeechSource.maxTextLength`, 5000 code points) and a descriptor's bytes
+/// (`AudioSource.inputLimit`, 64 MiB) are checked where the input is read; these are the rest.
+/// Pure: no server, no file.
+public enum PromptLimits {
+    /// The most prompts one client (a D-Bus unique bus name) may have queued or playing.
+    public static let promptsPerClient = 16
+    /// The longest a prompt's files may last together, in s: 5 minutes, about what the longest
+    /// text makes when spoken at the default rate. A navigation prompt lasts seconds; a longer
+    /// one would hold the queue, and every other stream ducked, for everyone.
+    public static let maxDuration = 300.0
+    /// How long a passed descriptor may take to reach its end (`PlayFd`), in s.
+    public static let descriptorSeconds = 10
+
+    /// Refuses a client that has `promptsPerClient` prompts unfinished.
+    /// - Parameters:
+    ///   - unfinished: the client's prompts queued or playing now.
+    ///   - client: its name, for the message (a unique bus name such as `:1.42`).
+    /// - Throws: `DuckPromptError(.usage, limit: .promptsPerClient)`.
+    public static func admit(unfinished: Int, client: String) throws {
+        guard unfinished >= promptsPerClient else { return }
+        throw DuckPromptError(.usage, "\(client) has \(unfinished) prompts queued or playing, the most one client may have",
+                              limit: .promptsPerClient)
+    }
+
+    /// Refuses audio that lasts longer than `maxDuration`, all its parts together.
+    /// - Parameter durations: each part's length in s (`PromptSource.duration`, from the file's
+    ///   header: `SF_INFO.frames / SF_INFO.samplerate`).
+    /// - Throws: `DuckPromptError(.usage, limit: .duration)` naming the length.
+    public static func checkDuration(_ durations: [Double]) throws {
+        let total = durations.reduce(0, +)
+        guard total > maxDuration else { return }
+        let shown = total.isFinite ? "\(Int(total.rounded(.up))) s" : "without end"
+        throw DuckPromptError(.usage, "the prompt's audio lasts \(shown); a prompt lasts at most \(Int(maxDuration)) s",
+                              limit: .duration)
+    }
+}

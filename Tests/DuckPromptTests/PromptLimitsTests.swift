@@ -1,0 +1,81 @@
+import Testing
+@testable import DuckPrompt
+
+/// `PromptLimits` and the shared word checks of `PlayOptions` (PlayOptions+Words.swift):
+/// tables, no server.
+@Suite("Prompt limits and option words")
+struct PromptLimitsTests {
+    @Test("admit: up to 15 unfinished prompts a 16th is taken; at 16 and over refused, limit .promptsPerClient, naming the client",
+          arguments: [(0, true), (1, true), (15, true), (16, false), (17, false), (1000, false)])
+    func admit(unfinished: Int, taken: Bool) {
+        do {
+            try PromptLimits.admit(unfinished: unfinished, client: ":1.42")
+            #expect(taken)
+        } catch let error as DuckPromptError {
+            #expect(!taken)
+            #expect(error.limit == .promptsPerClient)
+            #expect(error.message == ":1.42 has \(unfinished) prompts queued or playing, the most one client may have")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test("checkDuration: the parts' lengths add up; over 300 s refused with the length rounded up; an endless length named",
+          arguments: [([], nil), ([0.05], nil), ([300.0], nil), ([150.0, 150.0], nil), ([300.001], "301 s"),
+                      ([200.0, 100.5], "301 s"), ([3600.0], "3600 s"), ([Double.infinity], "without end")] as [([Double], String?)])
+    func duration(parts: [Double], refused: String?) {
+        do {
+            try PromptLimits.checkDuration(parts)
+            #expect(refused == nil)
+        } catch let error as DuckPromptError {
+            #expect(error.limit == .duration)
+            #expect(error.message == "the prompt's audio lasts \(refused ?? "?"); a prompt lasts at most 300 s")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test("the text and input limits are marked as limits; other errors are not")
+    func marked() throws {
+        let text = String(repeating: "a", count: SpeechSource.maxTextLength + 1)
+        #expect { try SpeechSource.checkLength([text]) } throws: { ($0 as? DuckPromptError)?.limit == .textLength }
+        #expect { try SpeechSource.checkLength([String(repeating: "a", count: 3000), String(repeating: "b", count: 2001)]) }
+            throws: { ($0 as? DuckPromptError)?.limit == .textLength }
+        try SpeechSource.checkLength([String(repeating: "a", count: SpeechSource.maxTextLength)])
+        #expect(DuckPromptError(.usage, "x").limit == nil)
+    }
+
+    @Test("choice: each word of each option is taken; another word is refused listing the choices, in the caller's spelling")
+    func choices() throws {
+        for priority in PromptPriority.allCases {
+            #expect(try PlayOptions.choice(priority.rawValue, option: "priority") as PromptPriority == priority)
+        }
+        for mode in DuckMode.allCases { #expect(try PlayOptions.choice(mode.rawValue, option: "x") as DuckMode == mode) }
+        for policy in BusyPolicy.allCases { #expect(try PlayOptions.choice(policy.rawValue, option: "x") as BusyPolicy == policy) }
+        let rows: [(String, () throws -> Any)] = [
+            ("--priority 'urgent' is not one of: important, message, text, notification, progress",
+             { try PlayOptions.choice("urgent", option: "--priority") as PromptPriority }),
+            ("duck-mode 'Duck' is not one of: duck, mute, none",
+             { try PlayOptions.choice("Duck", option: "duck-mode") as DuckMode }),
+            ("on-busy '' is not one of: wait, drop", { try PlayOptions.choice("", option: "on-busy") as BusyPolicy }),
+        ]
+        for (message, body) in rows {
+            #expect { try body() } throws: { ($0 as? DuckPromptError)?.message == message }
+        }
+    }
+
+    @Test("duckGain: 0 dB and below are taken; above 0 dB would raise the others", arguments: [
+        (0.0, true), (-20.0, true), (-200.0, true), (-500.0, true), (0.01, false), (6.0, false),
+    ])
+    func duckGain(dB: Double, taken: Bool) {
+        do {
+            let gain = try PlayOptions.duckGain(Decibels(dB), given: "\(dB)", option: "duck")
+            #expect(taken && gain.value == dB)
+        } catch let error as DuckPromptError {
+            #expect(!taken)
+            #expect(error.message == "duck '\(dB)' would raise other streams: give a negative gain such as -20dB")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+}

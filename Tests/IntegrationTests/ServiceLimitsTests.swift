@@ -1,0 +1,102 @@
+import DuckPrompt
+import Foundation
+import Testing
+
+/// The service's limits against a misbehaving client (`PromptLimits`, Docs/dbus.md), each
+/// answered with `Error.LimitsExceeded`, and a client that leaves the bus (its prompts stay).
+/// The calls that need one connection for many calls, or a passed descriptor, are made from
+/// Python on PyGObject (Gio), as Pure Maps would make them.
+extension ServiceIntegrationTests {
+    /// Runs a Python program that is given a `Gio.DBusProxy` of the service as `proxy`.
+    static func python(_ body: String, _ arguments: [String] = []) throws -> ProcessResult {
+        let program = """
+            import sys
+            from gi.repository import Gio, GLib
+            bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+            proxy = Gio.DBusProxy.new_sync(bus, Gio.DBusProxyFlags.DO_NOT_LOAD_PROPERTIES, None,
+                '\(name)', '\(path)', '\(name)', None)
+            def error_name(e):
+                return Gio.DBusError.get_remote_error(e) or str(e)
+
+            """ + body
+        return try run(["/usr/bin/python3", "-c", program] + arguments, check: false)
+    }
+
+    @Test("Limits: a 17th unfinished prompt of one client, a text over 5000 characters, audio over 300 s, a descriptor over 64 MiB: each Error.LimitsExceeded naming it, nothing ducked by the refused ones")
+    func limits() throws {
+        let (rig, _, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-limits", volume: 50000)
+        let service = try Service()
+        // One connection: 16 prompts are taken, the 17th is refused; then they are cancelled.
+        let prompt = try DuckIntegrationTests.prompt(seconds: 1.0)
+        let many = try Self.python("""
+            ids = []
+            for i in range(17):
+                try:
+                    ids.append(proxy.call_sync('Play', GLib.Variant('(asa{sv})', ([sys.argv[1]], {})),
+                                               Gio.DBusCallFlags.NONE, 5000, None)[0])
+                except GLib.Error as e:
+                    print('refused', len(ids) + 1, error_name(e), e.message)
+            for i in ids:
+                proxy.call_sync('Cancel', GLib.Variant('(t)', (i,)), Gio.DBusCallFlags.NONE, 5000, None)
+            print('taken', len(ids))
+            """, [prompt])
+        #expect(many.stdout.contains("refused 17 \(Self.name).Error.LimitsExceeded"), "\(many.stdout) \(many.stderr)")
+        #expect(many.stdout.contains("16 prompts queued or playing"), "\(many.stdout)")
+        #expect(many.stdout.contains("taken 16"), "\(many.stdout) \(many.stderr)")
+        #expect(try eventually(timeout: timeLimit(5)) { try Pactl.volume(ofApp: app) == before },
+                "the music did not come back after the 16 prompts were cancelled")
+
+        let text = String(repeating: "Turn left. ", count: 460)  // 5060 characters
+        let long = try service.call("Say", "'\(text)'", "{}")
+        #expect(long.stderr.contains("\(Self.name).Error.LimitsExceeded"), "\(long.stderr)")
+        #expect(long.stderr.contains("5060 characters"), "\(long.stderr)")
+
+        let lasting = try TestAudio.sine("served-301s.wav", hertz: 440, seconds: 301, channels: 1, rate: 8000)
+        let tooLong = try service.call("Play", "['\(lasting)']", "{}")
+        #expect(tooLong.stderr.contains("\(Self.name).Error.LimitsExceeded"), "\(tooLong.stderr)")
+        #expect(tooLong.stderr.contains("lasts 301 s"), "\(tooLong.stderr)")
+        let split = try service.call("Play", "['\(lasting)', '\(prompt)']", "{}")
+        #expect(split.stderr.contains("lasts 302 s"), "files together: \(split.stderr)")
+
+        // /dev/zero never ends: the read stops at 64 MiB.
+        let endless = try Self.python("""
+            import os
+            fd = os.open('/dev/zero', os.O_RDONLY)
+            fds = Gio.UnixFDList.new_from_array([fd])
+            try:
+                proxy.call_with_unix_fd_list_sync('PlayFd', GLib.Variant('(ha{sv})', (0, {})),
+                                                  Gio.DBusCallFlags.NONE, 20000, fds, None)
+                print('taken')
+            except GLib.Error as e:
+                print('refused', error_name(e), e.message)
+            """)
+        #expect(endless.stdout.contains("refused \(Self.name).Error.LimitsExceeded"), "\(endless.stdout) \(endless.stderr)")
+        #expect(endless.stdout.contains("64 MiB"), "\(endless.stdout)")
+        #expect(try Pactl.volume(ofApp: app) == before)
+        _ = rig
+        #expect(service.stop() == 0)
+    }
+
+    @Test("A client that leaves the bus right after Play: its bus name is gone, its prompt plays whole and the music comes back")
+    func clientLeaves() throws {
+        let (rig, _, service, recorder, app, before) = try Self.listening("served-leaves")
+        _ = rig
+        let prompt = try DuckIntegrationTests.prompt(seconds: 1.5)
+        let gone = try Self.python("""
+            i = proxy.call_sync('Play', GLib.Variant('(asa{sv})', ([sys.argv[1]], {})), Gio.DBusCallFlags.NONE, 5000, None)[0]
+            print(i, bus.get_unique_name())
+            """, [prompt])
+        let fields = gone.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let id = try #require(fields.first.flatMap { UInt64($0) }, "\(gone.stdout) \(gone.stderr)")
+        let client = try #require(fields.last)
+        let owned = try run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path",
+                             "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.NameHasOwner", client])
+        #expect(owned.stdout.contains("false"), "\(client) is still on the bus: \(owned.stdout)")
+        #expect(try service.finished(id) == "played", "\(service.signals)")
+        try recorder.waitForMoreAudio(seconds: 0.3)
+        let heard = Levels.tone(recorder.stop(), hertz: 1000).filter { $0 > -40 }.count
+        #expect(heard >= 130, "the prompt was heard in \(heard) 10 ms windows of 150")
+        #expect(try eventually(timeout: timeLimit(2)) { try Pactl.volume(ofApp: app) == before })
+        #expect(service.stop() == 0)
+    }
+}
