@@ -49,6 +49,9 @@ public final class DuckPromptService: Sendable {
     /// Every prompt not yet finished. Lock held; a prompt's record is made under the same hold
     /// as its `play` call, so its end (`forward`) always finds it.
     nonisolated(unsafe) private var records: [UInt64: Record] = [:]
+    /// Per client, its `PlayFd` descriptors still being read (not yet prompts): they count
+    /// toward its limit, or a client could hold a reading thread per call. Lock held.
+    nonisolated(unsafe) private var reading: [String: Int] = [:]
 
     /// Connects to the sound server (a held `Prompter`) and the session bus, and takes the
     /// bus name.
@@ -121,7 +124,7 @@ public final class DuckPromptService: Sendable {
                 let options: ServiceOptions
                 do {
                     options = try readOptions(call)
-                    try admit(call.sender)
+                    try admit(call.sender, reading: true)
                 } catch {
                     close(fd)
                     throw error
@@ -131,6 +134,12 @@ public final class DuckPromptService: Sendable {
                 let sender = call.sender
                 startThread { [self] in
                     defer { close(fd) }
+                    defer {
+                        lock.withLock {
+                            let left = reading[sender, default: 1] - 1
+                            reading[sender] = left > 0 ? left : nil
+                        }
+                    }
                     let answer: BusConnection.Answer
                     do {
                         let source = try AudioSource(descriptor: fd, name: "passed descriptor",
@@ -189,10 +198,15 @@ public final class DuckPromptService: Sendable {
         }
     }
 
-    /// Refuses a client that has `PromptLimits.promptsPerClient` prompts unfinished.
-    private func admit(_ sender: String) throws {
-        let count = lock.withLock { records.values.filter { $0.owner == sender }.count }
-        try PromptLimits.admit(unfinished: count, client: sender)
+    /// Refuses a client that has `PromptLimits.promptsPerClient` prompts unfinished, its
+    /// descriptors still being read counted; `reading`: the call is a `PlayFd`, counted as
+    /// being read from now on when it is taken.
+    private func admit(_ sender: String, reading isRead: Bool = false) throws {
+        try lock.withLock {
+            let count = records.values.filter { $0.owner == sender }.count + reading[sender, default: 0]
+            try PromptLimits.admit(unfinished: count, client: sender)
+            if isRead { reading[sender, default: 0] += 1 }
+        }
     }
 
     private func readOptions(_ call: BusCall) throws -> ServiceOptions {

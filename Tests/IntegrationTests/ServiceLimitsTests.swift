@@ -72,6 +72,29 @@ extension ServiceIntegrationTests {
             """)
         #expect(endless.stdout.contains("refused \(Self.name).Error.LimitsExceeded"), "\(endless.stdout) \(endless.stderr)")
         #expect(endless.stdout.contains("64 MiB"), "\(endless.stdout)")
+
+        // Descriptors still being read count toward the limit: 16 pipes whose writers stay
+        // open hold 16 reads; the 17th PlayFd is refused at once. Then the writers close.
+        let held = try Self.python("""
+            import os, threading
+            pipes = [os.pipe() for _ in range(17)]
+            results = []
+            def play(r):
+                try:
+                    proxy.call_with_unix_fd_list_sync('PlayFd', GLib.Variant('(ha{sv})', (0, {})),
+                        Gio.DBusCallFlags.NONE, 20000, Gio.UnixFDList.new_from_array([r]), None)
+                    results.append('taken')
+                except GLib.Error as e:
+                    results.append(error_name(e))
+            threads = [threading.Thread(target=play, args=(r,)) for r, w in pipes[:16]]
+            for t in threads: t.start()
+            import time; time.sleep(1)
+            play(pipes[16][0])
+            print('17th', results[-1])
+            for r, w in pipes: os.close(w)
+            for t in threads: t.join()
+            """)
+        #expect(held.stdout.contains("17th \(Self.name).Error.LimitsExceeded"), "\(held.stdout) \(held.stderr)")
         #expect(try Pactl.volume(ofApp: app) == before)
         _ = rig
         #expect(service.stop() == 0)
