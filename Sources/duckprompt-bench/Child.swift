@@ -66,9 +66,7 @@ final class Child: @unchecked Sendable {
         started = start
         Thread { [self] in
             while !lock.withLock({ exited }) {
-                if let status = try? String(contentsOfFile: "/proc/\(self.pid)/status", encoding: .utf8),
-                   let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-                   let kib = Double(line.split(separator: " ").dropFirst().first ?? "") {
+                if let kib = statusKiB(of: self.pid, "VmHWM:") {
                     lock.withLock { highWaterKiB = max(highWaterKiB, kib) }
                 }
                 pause(ms: 20)
@@ -97,6 +95,13 @@ final class Child: @unchecked Sendable {
 
     /// Runs `arguments` to the end.
     static func run(_ arguments: [String]) throws -> ChildRun { try Child(arguments).wait() }
+}
+
+/// A memory field of /proc/PID/status (`VmRSS:`, `VmHWM:`), in KiB; nil when the process is gone.
+func statusKiB(of pid: pid_t, _ field: String) -> Double? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }) else { return nil }
+    return Double(line.split(separator: " ").dropFirst().first ?? "")
 }
 
 /// Runs a command for its output (versions, machine facts); nil when it fails.

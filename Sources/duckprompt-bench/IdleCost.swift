@@ -9,6 +9,8 @@ struct ProcessCounters {
     /// Per thread id: `voluntary_ctxt_switches + nonvoluntary_ctxt_switches` of
     /// /proc/PID/task/TID/status.
     var switches: [String: Int]
+    /// Per thread id: its name, /proc/PID/task/TID/comm.
+    var names: [String: String]
 
     /// Nil when the process is gone.
     init?(pid: pid_t) {
@@ -16,7 +18,10 @@ struct ProcessCounters {
               let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
         self.ticks = ticks
         switches = [:]
+        names = [:]
         for tid in tasks {
+            names[tid] = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
             guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8) else { continue }
             var count = 0
             for line in status.split(separator: "\n")
@@ -36,26 +41,43 @@ struct ProcessCounters {
         let ended = before.switches.keys.filter { switches[$0] == nil }.count
         return (Double(ticks - before.ticks) / perSecond, switched, ended)
     }
+
+    /// Context switches since `before`, per thread name (`comm`), of the threads that switched.
+    func switchesByThreadName(since before: ProcessCounters) -> [String: Int] {
+        var byName: [String: Int] = [:]
+        for (tid, count) in switches where count != (before.switches[tid] ?? 0) {
+            byName[names[tid] ?? tid, default: 0] += count - (before.switches[tid] ?? 0)
+        }
+        return byName
+    }
 }
 
-/// Figure 8: what an idle prompter costs, beside `duckprompt devices --watch`.
+/// Figure 8: what an idle prompter and an idle service cost, beside `duckprompt devices --watch`.
 extension ServerBench {
     static let idleHeld = "held prompter, idle after one prompt"
     static let idleWatch = "duckprompt devices --watch"
+    static let idleService = "duckprompt serve, idle after one Play"
     /// Figure 8's window, in s.
     static let idleSeconds = 60
     /// Figure 8's columns: context switches in a second with no server event in it or a second
     /// next to it, and the server events (from the second before the window on).
     static let unprompted = "context switches without a server event", serverEvents = "server events"
+    /// Figure 8's memory columns: VmRSS at the window's end, VmHWM then (/proc/PID/status).
+    static let endRSS = "RSS at the end", peakRSS = "peak RSS"
 
-    /// Starts `pactl subscribe` (`ServerEventLog`), the `devices --watch` command and, once it
-    /// has printed its first listing, this executable's `hold` (`HoldCommand`); from the moment
-    /// `hold` says it is idle, reads both processes' counters (`ProcessCounters`) every second
-    /// for `seconds`, then ends them (SIGTERM; the holder's standard input is closed too, so
-    /// that it ends if this process dies). The target: no context switch of the idle prompter
-    /// in a second with no server event it subscribes to, in it or a second next to it (pactl's
-    /// stamp and the prompter's wake-up on one event can fall either side of a second's end).
-    /// - Throws: `BenchError` when a child cannot be started or does not get ready in 10 s.
+    /// Starts `pactl subscribe` (`ServerEventLog`), the `devices --watch` command, once it has
+    /// printed its first listing this executable's `hold` (`HoldCommand`), and once that says
+    /// it is idle `duckprompt serve` (`startService`), through which the bench plays the blip
+    /// (`Play` on the sink, the default duck) and waits for its `PromptFinished`; from then on
+    /// the bench's bus connection stays open and sends nothing. Reads the three processes'
+    /// counters (`ProcessCounters`) every second for `seconds`, and their memory at the end,
+    /// then ends them (SIGTERM; the holder's standard input is closed too, so that it ends if
+    /// this process dies). The targets: no context switch of the idle prompter, or of the idle
+    /// service, in a second with no server event it subscribes to, in it or a second next to it
+    /// (pactl's stamp and the process's wake-up on one event can fall either side of a
+    /// second's end); the service's VmRSS under 20 MiB.
+    /// - Throws: `BenchError` when a child cannot be started or does not get ready in 10 s, or
+    ///   the service's prompt did not play.
     func idleCost(seconds: Int) throws {
         let events = try ServerEventLog()
         defer { events.stop() }
@@ -84,7 +106,12 @@ extension ServerBench {
         guard ChildPipe.readLine(holdOut.read, timeoutMs: 10_000) == HoldCommand.idleLine else {
             throw BenchError("the idle prompter (duckprompt-bench hold) did not get idle in 10 s")
         }
-        let rows = [(Self.idleHeld, holder), (Self.idleWatch, watcher)]
+        let (server, client) = try startService()
+        children.append(server)
+        if let failure = playThroughService(client, options: ["device": .string(sink)]).failure {
+            throw BenchError("the idle service's prompt: \(failure)")
+        }
+        let rows = [(Self.idleHeld, holder), (Self.idleWatch, watcher), (Self.idleService, server)]
         func counters() throws -> [ProcessCounters] {
             let now = rows.compactMap { ProcessCounters(pid: $0.1.pid) }
             guard now.count == rows.count else { throw BenchError("a child of figure 8 ended before the end of its window") }
@@ -92,47 +119,59 @@ extension ServerBench {
         }
         let first = try counters()
         log("idle: \(seconds) s window begins (\(first.map { "\($0.switches.count) threads" }.joined(separator: ", ")))")
-        // Per second of the window, the idle prompter's switches: when they came.
+        // Per process, per second of the window, its switches: when they came.
         let began = monotonicNanoseconds()
-        var previous = first[0], bySecond: [Int: Int] = [:], last = first
+        var previous = first, bySecond = [[Int: Int]](repeating: [:], count: rows.count)
         for second in 1...seconds {
             let due = began + UInt64(second) * 1_000_000_000, clock = monotonicNanoseconds()
             if due > clock { pause(ms: Int((due - clock) / 1_000_000)) }
             let now = try counters()
-            let switched = now[0].since(previous).switches
-            if switched != 0 { bySecond[second] = switched }
-            previous = now[0]
-            last = now
-        }
-        for (i, (row, _)) in rows.enumerated() {
-            let d = last[i].since(first[i])
-            results.series.append(Series(figure: 8, row: row, column: "CPU s", unit: "s", values: [d.cpuSeconds]))
-            results.series.append(Series(figure: 8, row: row, column: "context switches", unit: "count",
-                                         values: [Double(d.switches)]))
-            results.series.append(Series(figure: 8, row: row, column: "wake-ups per s", unit: "/s",
-                                         values: [Double(d.switches) / Double(seconds)]))
-            log("idle \(row): \(format(d.cpuSeconds, "s")) CPU s, \(d.switches) context switches, "
-                + "\(last[i].switches.count) threads, \(d.ended) ended")
-            if d.ended > 0 {
-                note("Figure 8: \(d.ended) \(d.ended == 1 ? "thread" : "threads") of `\(row)` ended in the window; "
-                     + "\(d.ended == 1 ? "its" : "their") last context switches are not counted.")
+            for i in rows.indices {
+                let switched = now[i].since(previous[i]).switches
+                if switched != 0 { bySecond[i][second] = switched }
             }
+            previous = now
         }
+        let last = previous
+        // The bench's bus connection stayed open, silent, through the window.
+        withExtendedLifetime(client) {}
         // Seconds of the window in which the server told of something (1 = the first second,
         // 0 = the second before the window).
         let told = events.times.map { Int(((Double($0) - Double(began)) / 1e9).rounded(.down)) + 1 }
             .filter { (0...seconds).contains($0) }
-        let unprompted = bySecond.filter { second, _ in !told.contains { abs($0 - second) <= 1 } }
-        results.series.append(Series(figure: 8, row: Self.idleHeld, column: Self.unprompted, unit: "count",
-                                     values: [Double(unprompted.values.reduce(0, +))]))
+        for (i, (row, child)) in rows.enumerated() {
+            let d = last[i].since(first[i])
+            let unprompted = bySecond[i].filter { second, _ in !told.contains { abs($0 - second) <= 1 } }
+            let memory = [(Self.endRSS, "VmRSS:"), (Self.peakRSS, "VmHWM:")].compactMap { column, field in
+                statusKiB(of: child.pid, field).map { (column, $0 / 1024) }
+            }
+            let values: [(String, String, Double)] = [("CPU s", "s", d.cpuSeconds), ("context switches", "count", Double(d.switches)),
+                                                      ("wake-ups per s", "/s", Double(d.switches) / Double(seconds)),
+                                                      (Self.unprompted, "count", Double(unprompted.values.reduce(0, +)))]
+                + memory.map { ($0.0, "MiB", $0.1) }
+            for (column, unit, value) in values {
+                results.series.append(Series(figure: 8, row: row, column: column, unit: unit, values: [value]))
+            }
+            log("idle \(row): \(format(d.cpuSeconds, "s")) CPU s, \(d.switches) context switches, "
+                + "\(last[i].switches.count) threads, \(d.ended) ended"
+                + memory.map { ", \($0.0) \(format($0.1, "MiB")) MiB" }.joined())
+            if d.ended > 0 {
+                note("Figure 8: \(d.ended) \(d.ended == 1 ? "thread" : "threads") of `\(row)` ended in the window; "
+                     + "\(d.ended == 1 ? "its" : "their") last context switches are not counted.")
+            }
+            guard child.pid != watcher.pid else { continue }
+            let when = bySecond[i].sorted { $0.key < $1.key }.prefix(12)
+                .map { "\($0.value) in second \($0.key)\(unprompted[$0.key] == nil ? "" : " (no event)")" }
+            let threads = last[i].switchesByThreadName(since: first[i]).sorted { $0.key < $1.key }
+                .map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            results.notes.append("Figure 8: `\(row)` had \(first[i].switches.count) threads; its context switches came "
+                                 + (when.isEmpty ? "never" : when.joined(separator: ", ") + (bySecond[i].count > 12 ? " …" : "")
+                                    + "; by thread (comm): " + threads) + ".")
+        }
         results.series.append(Series(figure: 8, row: Self.idleHeld, column: Self.serverEvents, unit: "count",
                                      values: [Double(told.count)]))
-        let when = bySecond.sorted { $0.key < $1.key }.prefix(12)
-            .map { "\($0.value) in second \($0.key)\(unprompted[$0.key] == nil ? "" : " (no event)")" }
         let eventSeconds = Set(told).sorted().map(String.init).joined(separator: ", ")
-        results.notes.append("Figure 8: the idle prompter had \(first[0].switches.count) threads; its context switches came "
-                             + (when.isEmpty ? "never" : when.joined(separator: ", ") + (bySecond.count > 12 ? " …" : ""))
-                             + "; the server told of sinks, sink-inputs, cards or itself "
+        results.notes.append("Figure 8: the server told of sinks, sink-inputs, cards or itself "
                              + (told.isEmpty ? "never" : "\(told.count) \(told.count == 1 ? "time" : "times"), in "
                                 + "\(Set(told).count == 1 ? "second" : "seconds") \(eventSeconds)") + " (0: the second before).")
     }

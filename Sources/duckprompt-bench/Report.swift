@@ -9,10 +9,13 @@ enum Report {
         4: "4. Duck scale: N playing sink-inputs, default duck (-20 dB, attack 200 ms, release 500 ms) (ms)",
         5: "5. Cost of a 60 s prompt (all tools playing at once)",
         7: "7. Held prompter: play() → first prompt sample on the monitor, beside paplay's exec → first sample (ms)",
-        8: "8. An idle prompter over 60 s, beside `duckprompt devices --watch`",
+        8: "8. An idle prompter and an idle service over 60 s, beside `duckprompt devices --watch`",
+        9: "9. The D-Bus service (`duckprompt serve`): Play → first prompt sample on the monitor, and Play → PromptFinished, "
+            + "beside paplay's exec → first sample and exec → exit (ms)",
     ]
     static let rowOrder = ["duckprompt --duck 0dB", "duckprompt", "paplay", ServerBench.anchor, "pw-play"]
     static let heldRowOrder = [ServerBench.heldZero, ServerBench.heldDuck, ServerBench.heldCold, "paplay", ServerBench.anchor]
+    static let serviceRowOrder = [ServerBench.serviceZero, ServerBench.serviceDuck, ServerBench.serviceCold, "paplay", ServerBench.anchor]
 
     static let method = [
         "- Each server is private and headless (`Scripts/sound-server SERVER --emulate`): null sinks `speaker` "
@@ -77,6 +80,32 @@ enum Report {
             + "sink-input, card and server events, and the target counts the prompter's context switches in seconds "
             + "with no such event in them or a second next to them (the two processes' stamps of one event can fall "
             + "either side of a second's end): 0 = no wake-up of its own.",
+        "- Figure 8, the service: a third child, `duckprompt serve`, started once the hold child wrote its line; once it "
+            + "owns `io.github.duckprompt.DuckPrompt1` (the bench asks the bus's `NameHasOwner` every 20 ms), the bench, "
+            + "a D-Bus client on sd-bus, subscribes to `PromptFinished`, calls `Play([the prompt], {\"device\": <\"speaker\">})` "
+            + "(the default duck) and waits for that prompt's `PromptFinished` (outcome `played`); then the window begins. "
+            + "Through the window the bench's bus connection stays open and sends nothing, so no message reaches the "
+            + "service from it. Its CPU, context switches and wake-ups are counted as the hold child's, with the same "
+            + "target: 0 context switches in seconds with no server event in them or next to them (the service's prompter "
+            + "and its route watch are libpulse clients subscribed to the server's events). Memory: `VmRSS` (RSS at the "
+            + "end) and `VmHWM` (peak RSS) of /proc/PID/status read at the window's end, for each child; the target is "
+            + "the service's `VmRSS` < 20 MiB. The notes give, per process, the seconds in which it switched and its "
+            + "switches by thread name (/proc/PID/task/TID/comm).",
+        "- Figure 9: per scenario, a `duckprompt serve` child of its own (its first prompt the cold one), started before "
+            + "the scenario's uncounted `paplay --latency-msec=20` run; the bench waits until it owns "
+            + "`io.github.duckprompt.DuckPrompt1`. The bench is the D-Bus client (sd-bus, one connection, subscribed to "
+            + "`PromptFinished` before any call; it waits in `sd_bus_wait`) and calls `Play([the prompt], {\"device\": "
+            + "<\"speaker\">, \"duck\": <0.0>})`, and `Play` with `{\"device\": <\"speaker\">}` alone (the config's or the "
+            + "default duck) in the other row. Start: the instant before `sd_bus_call` sends `Play` (the message is "
+            + "already built); first sample: the first prompt sample on `speaker.monitor`, recorded and placed as in "
+            + "figures 1 and 2; end: the instant `sd_bus_process` dispatches that prompt's `PromptFinished` (outcome "
+            + "`played`; the run fails otherwise). `paplay` and `paplay --latency-msec=20` play in the same rounds, the "
+            + "recorder running: exec → first sample, as figure 1, and exec → exit (`wait4` returning), as figure 3's "
+            + "recorded columns; the four take turns as in figures 1 to 3, 150 ms apart, each run waiting for 300 ms of "
+            + "recording past its end; × is the ratio to `paplay` in the same round. Targets: the first sample with duck "
+            + "0.0 ≤ 0.5 × paplay's median, and with the default duck ≤ 0.5 × paplay + attack (200 ms) + 20 ms, as in "
+            + "figure 7; and the time beyond the prompt's own 50 ms, Play → PromptFinished − 50 ms with duck 0.0, ≤ 0.5 × "
+            + "(paplay's exec → exit − 50 ms), from the medians.",
         "- Figure 6: the sinks of every fixture dump under `Tests/DuckPromptTests/Fixtures` (pactl text and JSON, "
             + "pacmd, pw-dump, localised), repeated and renamed to 10 000 sinks in one snapshot, classified and routed "
             + "by `DeviceListing(snapshot:)`; and the pactl text fixtures repeated (renumbered) to a 10 MiB dump read "
@@ -140,7 +169,7 @@ enum Report {
         let how: String = "\(r.runs) runs per figure (figure 5: \(rounds) rounds; figure 8: one "
             + "\(ServerBench.idleSeconds) s window); median (min–max); "
             + "× = median over runs of the ratio to `\(ServerBench.anchor)` in the same round "
-            + "(figures 5 and 7: to `paplay`). Measured in \(Int(r.seconds)) s."
+            + "(figures 5, 7 and 9: to `paplay`). Measured in \(Int(r.seconds)) s."
         var lines: [String] = ["## \(title) (\(r.serverVersion))", "", how, ""]
         for figure in 1...3 {
             lines += ["### " + figureTitles[figure]!, ""]
@@ -164,16 +193,22 @@ enum Report {
                            order: heldRowOrder) + [""]
         }
         if r.series.contains(where: { $0.figure == 8 }) {
-            let columns = ["CPU s", "context switches", "wake-ups per s"]
+            let columns = ["CPU s", "context switches", "wake-ups per s", ServerBench.unprompted, ServerBench.endRSS, ServerBench.peakRSS]
             lines += ["### " + figureTitles[8]!, "",
                       "| process | " + columns.joined(separator: " | ") + " |",
                       "|---|" + String(repeating: "---:|", count: columns.count)]
-            for row in [ServerBench.idleHeld, ServerBench.idleWatch] where r.find(8, row, columns[0]) != nil {
+            for row in [ServerBench.idleHeld, ServerBench.idleService, ServerBench.idleWatch] where r.find(8, row, columns[0]) != nil {
                 // One window: the value itself, no range.
                 let cells = columns.map { c in r.find(8, row, c).flatMap { s in s.summary.map { format($0.median, s.unit) } } ?? "n/a" }
                 lines.append("| `\(row)` | " + cells.joined(separator: " | ") + " |")
             }
             lines += [""]
+        }
+        if r.series.contains(where: { $0.figure == 9 }) {
+            let scenarios = [ServerBench.idle, ServerBench.music]
+            lines += ["### " + figureTitles[9]!, ""]
+            lines += table(r, figure: 9, columns: scenarios + scenarios.map(ServerBench.endColumn), ratioLabel: "× paplay",
+                           order: serviceRowOrder) + [""]
         }
         if !r.notes.isEmpty { lines += ["Notes:"] + r.notes.map { "- \($0)" } + [""] }
         return lines

@@ -2,7 +2,7 @@ import Foundation
 
 /// One measured quantity: a tool (row) in a condition (column), several runs.
 struct Series: Codable {
-    /// 1…8, the figure numbers.
+    /// 1…9, the figure numbers.
     var figure: Int
     /// The tool or workload, e.g. `paplay --latency-msec=20`, `N = 300`.
     var row: String

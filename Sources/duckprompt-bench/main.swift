@@ -1,13 +1,15 @@
 // duckprompt-bench: the measuring tool behind Scripts/bench (Docs/performance.md).
 //
 // USAGE:
-//   duckprompt-bench measure --duckprompt PATH --output FILE.json [--runs N] [--figures 1,2,3,4,5,7,8]
+//   duckprompt-bench measure --duckprompt PATH --output FILE.json [--runs N] [--figures 1,2,3,4,5,7,8,9]
 //                            [--counts 1,10,100,300]
 //       on a server started by `Scripts/sound-server pipewire|pulseaudio --emulate -- …`
 //   duckprompt-bench inprocess --fixtures DIR --output FILE.json [--runs N]
 //   duckprompt-bench report --output Docs/performance.md --command TEXT [--preamble TEXT] FILE.json...
 //   duckprompt-bench hold --file PATH --device SINK
 //       (hidden: figure 8's idle prompter, which `measure` starts; see HoldCommand.swift)
+// Figures 8 and 9 start `duckprompt serve` and call it on the session bus that
+// Scripts/sound-server starts (DBUS_SESSION_BUS_ADDRESS).
 //
 // Exit status: 0 whatever the figures show; 64 for a usage error; 69 when no server answers
 // or a figure cannot be measured at all.
@@ -16,7 +18,7 @@ import DuckPromptProbe
 import Foundation
 
 let usage = """
-    USAGE: duckprompt-bench measure --duckprompt PATH --output FILE [--runs N] [--figures 1,2,3,4,5,7,8] [--counts 1,10,100,300]
+    USAGE: duckprompt-bench measure --duckprompt PATH --output FILE [--runs N] [--figures 1,2,3,4,5,7,8,9] [--counts 1,10,100,300]
            duckprompt-bench inprocess --fixtures DIR --output FILE [--runs N]
            duckprompt-bench report --output FILE --command TEXT [--preamble TEXT] FILE...
     """
@@ -77,7 +79,7 @@ guard let outputPath = options["output"] else { fail("--output is required", sta
 switch arguments[1] {
 case "measure":
     guard let duckprompt = options["duckprompt"], rest.isEmpty else { fail("measure needs --duckprompt PATH", status: 64) }
-    let figures = Set(integers(options["figures"], default: [1, 2, 3, 4, 5, 7, 8]))
+    let figures = Set(integers(options["figures"], default: [1, 2, 3, 4, 5, 7, 8, 9]))
     let kind = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SERVER"] ?? "unknown"
     let began = monotonicNanoseconds()
     let listing: DeviceListing
@@ -97,6 +99,7 @@ case "measure":
         figure([5]) { try bench.cost(rounds: max(1, (runs + 1) / 2)) }
         figure([7]) { try bench.heldPrompter() }
         figure([8]) { try bench.idleCost(seconds: ServerBench.idleSeconds) }
+        figure([9]) { try bench.service() }
         bench.evaluateTargets()
         bench.results.seconds = Double(monotonicNanoseconds() - began) / 1e9
         try writeJSON(bench.results, to: outputPath)

@@ -1,0 +1,168 @@
+import CSystemd
+import DuckPromptProbe
+import Foundation
+
+/// The bench's D-Bus client of `duckprompt serve` (figures 8 and 9), and the bench's only
+/// caller of sd-bus: one connection to the session bus (`DBUS_SESSION_BUS_ADDRESS`, which
+/// `Scripts/sound-server` exports), used from one thread, which waits in `sd_bus_wait` (no
+/// Dispatch, no thread of its own). It subscribes to `PromptFinished` when made and stamps each
+/// one with `monotonicNanoseconds()` as it is dispatched; between calls it sends nothing, so an
+/// idle service hears nothing from it.
+///
+/// sd-bus: `sd_bus_open_user`, `sd_bus_match_signal`, `sd_bus_message_new_method_call`,
+/// `sd_bus_message_append_basic`, `sd_bus_message_open_container`,
+/// `sd_bus_message_close_container`, `sd_bus_call`, `sd_bus_message_read_basic`,
+/// `sd_bus_process`, `sd_bus_wait`.
+final class BusClient {
+    static let name = "io.github.duckprompt.DuckPrompt1"
+    static let path = "/io/github/duckprompt/DuckPrompt1"
+    static let interface = "io.github.duckprompt.DuckPrompt1"
+
+    /// A value of an `a{sv}` option: the two types the bench passes.
+    enum Variant {
+        case string(String)
+        case double(Double)
+    }
+
+    /// A `PromptFinished` signal: when it was dispatched (monotonic ns), its outcome and message.
+    struct Finished {
+        var received: UInt64
+        var outcome: String
+        var message: String
+    }
+
+    private let bus: OpaquePointer
+    private var slot: OpaquePointer? = nil
+    /// `PromptFinished` per prompt id, as dispatched by `sd_bus_process`.
+    private var finished: [UInt64: Finished] = [:]
+
+    /// Connects to the session bus and subscribes to the service's `PromptFinished`.
+    /// - Throws: `BenchError` when there is no session bus or the match cannot be added.
+    init() throws {
+        var opened: OpaquePointer? = nil
+        let r = sd_bus_open_user(&opened)
+        guard r >= 0, let opened else { throw BenchError("no session bus: \(String(cString: strerror(-r)))") }
+        bus = opened
+        // The slot is released in deinit, before self: the callback's unretained self is
+        // alive whenever sd-bus can call it.
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        let m = sd_bus_match_signal(bus, &slot, Self.name, Self.path, Self.interface, "PromptFinished", { message, userdata, _ in
+            let client = Unmanaged<BusClient>.fromOpaque(userdata!).takeUnretainedValue()
+            client.received(message!)
+            return 0
+        }, userdata)
+        // Thrown with self whole: deinit closes the bus.
+        guard m >= 0 else { throw BenchError("cannot subscribe to PromptFinished: \(String(cString: strerror(-m)))") }
+    }
+
+    deinit {
+        sd_bus_slot_unref(slot)
+        sd_bus_flush_close_unref(bus)
+    }
+
+    /// Waits until `name` has an owner on the bus (`NameHasOwner`, asked every 20 ms).
+    /// - Throws: `BenchError` when it has none after `timeoutMs`.
+    func waitForOwner(of name: String = BusClient.name, timeoutMs: Int) throws {
+        let deadline = monotonicNanoseconds() + UInt64(timeoutMs) * 1_000_000
+        while true {
+            var owned: Int32 = 0
+            try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner") { message in
+                try append(message, string: name)
+            } reading: { reply in
+                try check(sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &owned), "reading NameHasOwner's answer")
+            }
+            if owned != 0 { return }
+            guard monotonicNanoseconds() < deadline else { throw BenchError("no process owns \(name) after \(timeoutMs) ms") }
+            pause(ms: 20)
+        }
+    }
+
+    /// `Play(as files, a{sv} options)`; returns the prompt's id once the service answered.
+    /// - Throws: `BenchError` with the service's error name and message.
+    func play(files: [String], options: [String: Variant]) throws -> UInt64 {
+        var id: UInt64 = 0
+        try call(Self.name, Self.path, Self.interface, "Play") { message in
+            try container(message, "a", "s") { for file in files { try append(message, string: file) } }
+            try container(message, "a", "{sv}") {
+                for (key, value) in options.sorted(by: { $0.key < $1.key }) {
+                    try container(message, "e", "sv") {
+                        try append(message, string: key)
+                        switch value {
+                        case .string(let s):
+                            try container(message, "v", "s") { try append(message, string: s) }
+                        case .double(var d):
+                            try container(message, "v", "d") {
+                                try check(sd_bus_message_append_basic(message, CChar(UInt8(ascii: "d")), &d), "writing \(key)")
+                            }
+                        }
+                    }
+                }
+            }
+        } reading: { reply in
+            try check(sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "t")), &id), "reading Play's id")
+        }
+        return id
+    }
+
+    /// Dispatches what arrives (`sd_bus_process`, then `sd_bus_wait` until `deadline`) until
+    /// the `PromptFinished` of `id` came; nil at the deadline.
+    /// - Throws: `BenchError` when the bus connection fails.
+    func waitForFinished(_ id: UInt64, deadline: UInt64) throws -> Finished? {
+        while finished[id] == nil {
+            let r = sd_bus_process(bus, nil)
+            try check(r, "processing the bus")
+            if r > 0 { continue }
+            let now = monotonicNanoseconds()
+            guard now < deadline else { return nil }
+            try check(sd_bus_wait(bus, (deadline - now) / 1000 + 1), "waiting on the bus")
+        }
+        return finished.removeValue(forKey: id)
+    }
+
+    /// `PromptFinished(t id, s outcome, s message)`, read in `sd_bus_process`.
+    private func received(_ message: OpaquePointer) {
+        let now = monotonicNanoseconds()
+        var id: UInt64 = 0
+        var outcome: UnsafePointer<CChar>? = nil, text: UnsafePointer<CChar>? = nil
+        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "t")), &id) >= 0,
+              sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &outcome) >= 0,
+              sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &text) >= 0 else { return }
+        finished[id] = Finished(received: now, outcome: outcome.map { String(cString: $0) } ?? "",
+                                message: text.map { String(cString: $0) } ?? "")
+    }
+
+    /// One method call, 10 s at most: `write` appends the arguments, `read` reads the reply.
+    private func call(_ destination: String, _ path: String, _ interface: String, _ member: String,
+                      writing write: (OpaquePointer) throws -> Void, reading read: (OpaquePointer) throws -> Void) throws {
+        var message: OpaquePointer? = nil
+        try check(sd_bus_message_new_method_call(bus, &message, destination, path, interface, member), "making \(member)")
+        defer { sd_bus_message_unref(message) }
+        try write(message!)
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer? = nil
+        let r = sd_bus_call(bus, message, 10_000_000, &error, &reply)
+        defer { sd_bus_message_unref(reply) }
+        guard r >= 0, let reply else {
+            let name = error.name.map { String(cString: $0) } ?? "errno \(-r)"
+            throw BenchError("\(member): \(name): \(error.message.map { String(cString: $0) } ?? String(cString: strerror(-r)))")
+        }
+        try read(reply)
+    }
+
+    private func append(_ message: OpaquePointer, string: String) throws {
+        try string.withCString { _ = try check(sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0), "writing a string") }
+    }
+
+    private func container(_ message: OpaquePointer, _ type: Character, _ contents: String, _ body: () throws -> Void) throws {
+        try check(sd_bus_message_open_container(message, CChar(type.asciiValue!), contents), "writing \(type)\(contents)")
+        try body()
+        try check(sd_bus_message_close_container(message), "writing \(type)\(contents)")
+    }
+
+    @discardableResult
+    private func check(_ result: Int32, _ what: @autoclosure () -> String) throws -> Int32 {
+        guard result >= 0 else { throw BenchError("\(what()): \(String(cString: strerror(-result)))") }
+        return result
+    }
+}
