@@ -182,6 +182,9 @@ struct PrompterIntegrationTests {
         let listing = try run(["pactl", "list", "short", "sinks"]).stdout
         #expect(afterGone == speaker, "routed to \(afterGone ?? "nothing"); the server lists \(listing)")
         try Pactl.call("set-default-sink", other)
+        // On PipeWire, set-default-sink answers once the configured default is written;
+        // WirePlumber makes it the default a moment later (CI routed to the old one once).
+        #expect(try eventually(timeout: timeLimit(3)) { try Pactl.defaultSink() == other }, "the default never changed")
         #expect(try await sink(ofNext: "after the default changed") == other)
         #expect(PulseConnection.fullReads.load(ordering: .relaxed) == reads, "prompts read the whole server")
         prompter.close()
