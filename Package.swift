@@ -32,7 +32,8 @@ let package = Package(
         .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes"],
                 swiftSettings: foundationFree),
         // libsystemd's sd-bus, for the service's bus layer and the C vtable below, and the
-        // bench's client of the service.
+        // bench's client of the service (its connection and calls; messages go through the
+        // service's layer).
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
         // The D-Bus object's vtable (sd-bus's SD_BUS_METHOD macros), the one C file over sd-bus
@@ -50,8 +51,9 @@ let package = Package(
         .target(name: "DuckPromptProbe", dependencies: ["DuckPrompt", "CPulseAudio"],
                 swiftSettings: foundationFree),
         // Scripts/bench's measuring tool (Docs/performance.md); uses the library's package API,
-        // and sd-bus as the D-Bus client of `duckprompt serve` (BusClient.swift).
-        .executableTarget(name: "duckprompt-bench", dependencies: ["DuckPrompt", "DuckPromptProbe", "CSystemd"]),
+        // and sd-bus as the D-Bus client of `duckprompt serve` (BusClient.swift), its messages
+        // written and read by the service's BusWriter and BusReader.
+        .executableTarget(name: "duckprompt-bench", dependencies: ["DuckPrompt", "DuckPromptProbe", "DuckPromptService", "CSystemd"]),
         // What an app author copies first: a held Prompter, three prompts, their events.
         // Built with everything (Scripts/test builds it; an integration test runs it).
         .executableTarget(name: "held-prompter-example", dependencies: ["DuckPrompt"],

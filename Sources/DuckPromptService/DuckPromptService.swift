@@ -107,7 +107,7 @@ public final class DuckPromptService: Sendable {
 
     // MARK: - Calls
 
-    private func answer(_ method: dp_bus_method, _ call: BusCall) -> BusConnection.Answer {
+    private func answer(_ method: dp_bus_method, _ call: BusReader) -> BusConnection.Answer {
         do {
             switch method {
             case DP_BUS_PLAY:
@@ -209,7 +209,7 @@ public final class DuckPromptService: Sendable {
         }
     }
 
-    private func readOptions(_ call: BusCall) throws -> ServiceOptions {
+    private func readOptions(_ call: BusReader) throws -> ServiceOptions {
         try ServiceOptions.parse(try call.readOptions(), defaults: PlayOptions(config: try DuckPromptConfig.load()))
     }
 

@@ -1,5 +1,6 @@
 import CSystemd
 import DuckPromptProbe
+import DuckPromptService
 import Foundation
 
 /// The bench's D-Bus client of `duckprompt serve` (figures 8 and 9), and the bench's only
@@ -9,20 +10,12 @@ import Foundation
 /// one with `monotonicNanoseconds()` as it is dispatched; between calls it sends nothing, so an
 /// idle service hears nothing from it.
 ///
+/// Messages are written and read by the service's own `BusWriter` and `BusReader`.
 /// sd-bus: `sd_bus_open_user`, `sd_bus_match_signal`, `sd_bus_message_new_method_call`,
-/// `sd_bus_message_append_basic`, `sd_bus_message_open_container`,
-/// `sd_bus_message_close_container`, `sd_bus_call`, `sd_bus_message_read_basic`,
-/// `sd_bus_process`, `sd_bus_wait`.
+/// `sd_bus_call`, `sd_bus_process`, `sd_bus_wait`.
 final class BusClient {
-    static let name = "io.github.duckprompt.DuckPrompt1"
-    static let path = "/io/github/duckprompt/DuckPrompt1"
-    static let interface = "io.github.duckprompt.DuckPrompt1"
-
-    /// A value of an `a{sv}` option: the two types the bench passes.
-    enum Variant {
-        case string(String)
-        case double(Double)
-    }
+    static let name = DuckPromptService.busName, path = DuckPromptService.objectPath
+    static let interface = DuckPromptService.interface
 
     /// A `PromptFinished` signal: when it was dispatched (monotonic ns), its outcome and message.
     struct Finished {
@@ -65,13 +58,11 @@ final class BusClient {
     func waitForOwner(of name: String = BusClient.name, timeoutMs: Int) throws {
         let deadline = monotonicNanoseconds() + UInt64(timeoutMs) * 1_000_000
         while true {
-            var owned: Int32 = 0
-            try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner") { message in
-                try append(message, string: name)
-            } reading: { reply in
-                try check(sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &owned), "reading NameHasOwner's answer")
+            var owned = false
+            try call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", [.string(name)]) { reply in
+                owned = try reply.readBool()
             }
-            if owned != 0 { return }
+            if owned { return }
             guard monotonicNanoseconds() < deadline else { throw BenchError("no process owns \(name) after \(timeoutMs) ms") }
             pause(ms: 20)
         }
@@ -79,27 +70,10 @@ final class BusClient {
 
     /// `Play(as files, a{sv} options)`; returns the prompt's id once the service answered.
     /// - Throws: `BenchError` with the service's error name and message.
-    func play(files: [String], options: [String: Variant]) throws -> UInt64 {
+    func play(files: [String], options: [String: BusValue]) throws -> UInt64 {
         var id: UInt64 = 0
-        try call(Self.name, Self.path, Self.interface, "Play") { message in
-            try container(message, "a", "s") { for file in files { try append(message, string: file) } }
-            try container(message, "a", "{sv}") {
-                for (key, value) in options.sorted(by: { $0.key < $1.key }) {
-                    try container(message, "e", "sv") {
-                        try append(message, string: key)
-                        switch value {
-                        case .string(let s):
-                            try container(message, "v", "s") { try append(message, string: s) }
-                        case .double(var d):
-                            try container(message, "v", "d") {
-                                try check(sd_bus_message_append_basic(message, CChar(UInt8(ascii: "d")), &d), "writing \(key)")
-                            }
-                        }
-                    }
-                }
-            }
-        } reading: { reply in
-            try check(sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "t")), &id), "reading Play's id")
+        try call(Self.name, Self.path, Self.interface, "Play", [.strings(files), .dictionary(options)]) { reply in
+            id = try reply.readUInt64()
         }
         return id
     }
@@ -122,22 +96,19 @@ final class BusClient {
     /// `PromptFinished(t id, s outcome, s message)`, read in `sd_bus_process`.
     private func received(_ message: OpaquePointer) {
         let now = monotonicNanoseconds()
-        var id: UInt64 = 0
-        var outcome: UnsafePointer<CChar>? = nil, text: UnsafePointer<CChar>? = nil
-        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "t")), &id) >= 0,
-              sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &outcome) >= 0,
-              sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &text) >= 0 else { return }
-        finished[id] = Finished(received: now, outcome: outcome.map { String(cString: $0) } ?? "",
-                                message: text.map { String(cString: $0) } ?? "")
+        let signal = BusReader(message: message)
+        guard let id = try? signal.readUInt64(), let outcome = try? signal.readString(),
+              let text = try? signal.readString() else { return }
+        finished[id] = Finished(received: now, outcome: outcome, message: text)
     }
 
-    /// One method call, 10 s at most: `write` appends the arguments, `read` reads the reply.
+    /// One method call of `arguments`, 10 s at most; `read` reads the reply.
     private func call(_ destination: String, _ path: String, _ interface: String, _ member: String,
-                      writing write: (OpaquePointer) throws -> Void, reading read: (OpaquePointer) throws -> Void) throws {
+                      _ arguments: [BusValue], reading read: (BusReader) throws -> Void) throws {
         var message: OpaquePointer? = nil
         try check(sd_bus_message_new_method_call(bus, &message, destination, path, interface, member), "making \(member)")
         defer { sd_bus_message_unref(message) }
-        try write(message!)
+        for argument in arguments { try BusWriter(message: message!).append(argument) }
         var error = sd_bus_error()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer? = nil
@@ -147,22 +118,6 @@ final class BusClient {
             let name = error.name.map { String(cString: $0) } ?? "errno \(-r)"
             throw BenchError("\(member): \(name): \(error.message.map { String(cString: $0) } ?? String(cString: strerror(-r)))")
         }
-        try read(reply)
-    }
-
-    private func append(_ message: OpaquePointer, string: String) throws {
-        try string.withCString { _ = try check(sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0), "writing a string") }
-    }
-
-    private func container(_ message: OpaquePointer, _ type: Character, _ contents: String, _ body: () throws -> Void) throws {
-        try check(sd_bus_message_open_container(message, CChar(type.asciiValue!), contents), "writing \(type)\(contents)")
-        try body()
-        try check(sd_bus_message_close_container(message), "writing \(type)\(contents)")
-    }
-
-    @discardableResult
-    private func check(_ result: Int32, _ what: @autoclosure () -> String) throws -> Int32 {
-        guard result >= 0 else { throw BenchError("\(what()): \(String(cString: strerror(-result)))") }
-        return result
+        try read(BusReader(message: reply))
     }
 }

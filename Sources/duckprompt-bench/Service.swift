@@ -1,5 +1,6 @@
 import DuckPrompt
 import DuckPromptProbe
+import DuckPromptService
 import Foundation
 
 /// Figure 9: a prompt through the D-Bus service (`duckprompt serve`, a child), `Play` → first
@@ -38,7 +39,7 @@ extension ServerBench {
 
     /// The blip played once through the service: `Play` with `options`, then the
     /// `PromptFinished` of its id (10 s at most); a failure unless the outcome is `played`.
-    func playThroughService(_ client: BusClient, options: [String: BusClient.Variant]) -> PlayedRun {
+    func playThroughService(_ client: BusClient, options: [String: BusValue]) -> PlayedRun {
         let started = monotonicNanoseconds()
         do {
             let id = try client.play(files: [blip], options: options)
@@ -56,8 +57,8 @@ extension ServerBench {
         let recorder = try startRecorder()
         defer { recorder.stopRecording() }
         let (commands, paplays) = paplayPlayers()
-        let zero: [String: BusClient.Variant] = ["device": .string(sink), "duck": .double(0)]
-        let duck: [String: BusClient.Variant] = ["device": .string(sink)]
+        let zero: [String: BusValue] = ["device": .string(sink), "duck": .double(0)]
+        let duck: [String: BusValue] = ["device": .string(sink)]
         try inScenarios { scenario in
             // A service of its own per scenario, so each has a cold first prompt; started
             // before the uncounted paplay run, as figure 7's prompter is made.

@@ -68,18 +68,12 @@ struct ServiceActivationTests {
             .split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         #expect(cmdline == ["\(prefix)/bin/duckprompt", "serve", "--exit-idle", "60"], "\(cmdline)")
 
-        var lowest = before[0]
-        _ = eventually(timeout: timeLimit(3)) {
-            lowest = min(lowest, (try? Pactl.volume(ofApp: app))?.first ?? lowest)
-            return lowest < before[0] / 2
+        let (lowest, outcome, heard) = try ServiceIntegrationTests.listenedThrough(app: app, before: before, recorder: recorder) {
+            try ServiceIntegrationTests.Service.finished(id, in: monitor, timeout: 10)
         }
-        let signals = { String(decoding: monitor.bytes, as: UTF8.self) }
-        #expect(eventually(timeout: timeLimit(10)) { signals().contains("PromptFinished (uint64 \(id), 'played'") }, "\(signals())")
-        try recorder.waitForMoreAudio(seconds: 0.3)
-        let samples = recorder.stop()
+        #expect(outcome == "played", "\(String(decoding: monitor.bytes, as: UTF8.self))")
         #expect(lowest < before[0] / 2, "the music was not ducked: lowest \(lowest) of \(before[0])")
         #expect(try eventually(timeout: timeLimit(2)) { try Pactl.volume(ofApp: app) == before })
-        let heard = Levels.tone(samples, hertz: 1000).filter { $0 > -40 }.count
         #expect(heard >= 80, "the prompt was heard in \(heard) 10 ms windows of 100")
     }
 }

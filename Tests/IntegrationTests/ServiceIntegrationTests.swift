@@ -51,13 +51,19 @@ struct ServiceIntegrationTests {
 
         /// Waits for `PromptFinished` of `id`; returns its outcome word.
         func finished(_ id: UInt64, timeout: Double = 15) throws -> String {
+            try Self.finished(id, in: monitor, timeout: timeout)
+        }
+
+        /// Waits for `PromptFinished` of `id` in what a `gdbus monitor` printed; its outcome word.
+        static func finished(_ id: UInt64, in monitor: Background, timeout: Double = 15) throws -> String {
+            let signals = { String(decoding: monitor.bytes, as: UTF8.self) }
             var outcome: String? = nil
             _ = eventually(timeout: timeLimit(timeout)) {
-                let m = signals.firstMatch(of: try! Regex("PromptFinished \\(uint64 \(id), '([a-z]+)'"))
+                let m = signals().firstMatch(of: try! Regex("PromptFinished \\(uint64 \(id), '([a-z]+)'"))
                 outcome = m.map { String($0.output[1].substring ?? "") }
                 return outcome != nil
             }
-            guard let outcome else { throw TestFailure("no PromptFinished for \(id): \(signals)") }
+            guard let outcome else { throw TestFailure("no PromptFinished for \(id): \(signals())") }
             return outcome
         }
 
@@ -84,21 +90,32 @@ struct ServiceIntegrationTests {
         _ = rig
         let prompt = try DuckIntegrationTests.prompt(seconds: 1.0)
         let id = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))
+        let (lowest, outcome, heard) = try Self.listenedThrough(app: app, before: before, recorder: recorder) {
+            try service.finished(id)
+        }
+        #expect(outcome == "played", "\(service.signals)")
+        #expect(lowest < before[0] / 2, "the music was not ducked: lowest \(lowest) of \(before[0])")
+        #expect(try eventually(timeout: timeLimit(2)) { try Pactl.volume(ofApp: app) == before })
+        #expect(service.signals.contains("PromptStarted (uint64 \(id), '\(speaker)'"), "\(service.signals)")
+        #expect(heard >= 80, "the prompt was heard in \(heard) 10 ms windows of 100")
+        #expect(service.stop() == 0)
+    }
+
+    /// While a 1 s, 1 kHz prompt plays: the music's lowest volume (first channel), watched
+    /// until it is under half of `before` (3 s at most); then `finished()` (the prompt's
+    /// outcome), 0.3 s more of the recording, and the 10 ms windows in which the prompt's tone
+    /// is above -40 dB.
+    static func listenedThrough(app: String, before: [Int], recorder: MonitorRecorder,
+                                finished: () throws -> String) throws -> (lowest: Int, outcome: String, heard: Int) {
         var lowest = before[0]
         _ = eventually(timeout: timeLimit(3)) {
             lowest = min(lowest, (try? Pactl.volume(ofApp: app))?.first ?? lowest)
             return lowest < before[0] / 2
         }
-        let outcome = try service.finished(id)
+        let outcome = try finished()
         try recorder.waitForMoreAudio(seconds: 0.3)
-        let samples = recorder.stop()
-        #expect(outcome == "played", "\(service.signals)")
-        #expect(lowest < before[0] / 2, "the music was not ducked: lowest \(lowest) of \(before[0])")
-        #expect(try eventually(timeout: timeLimit(2)) { try Pactl.volume(ofApp: app) == before })
-        #expect(service.signals.contains("PromptStarted (uint64 \(id), '\(speaker)'"), "\(service.signals)")
-        let heard = Levels.tone(samples, hertz: 1000).filter { $0 > -40 }.count
-        #expect(heard >= 80, "the prompt was heard in \(heard) 10 ms windows of 100")
-        #expect(service.stop() == 0)
+        let heard = Levels.tone(recorder.stop(), hertz: 1000).filter { $0 > -40 }.count
+        return (lowest, outcome, heard)
     }
 
     @Test("A missing file is io.github.duckprompt.DuckPrompt1.Error.NoInput naming it; an unknown option Error.Usage; nothing ducked")

@@ -36,7 +36,7 @@ final class BusConnection: @unchecked Sendable {
     }
 
     /// Handles one method call on the bus thread; its arguments are read from `call`.
-    typealias Handler = (_ method: dp_bus_method, _ call: BusCall) -> Answer
+    typealias Handler = (_ method: dp_bus_method, _ call: BusReader) -> Answer
 
     private let bus: OpaquePointer
     /// A pipe another thread writes a byte to, to wake the bus thread: read end, write end.
@@ -104,7 +104,7 @@ final class BusConnection: @unchecked Sendable {
     }
 
     /// Keeps a call for a later answer; on the bus thread, in a handler (`sd_bus_message_ref`).
-    func hold(_ call: BusCall) -> HeldCall {
+    func hold(_ call: BusReader) -> HeldCall {
         HeldCall(message: sd_bus_message_ref(call.message))
     }
 
@@ -222,7 +222,7 @@ final class BusConnection: @unchecked Sendable {
     /// On the bus thread: one method call, answered.
     private func dispatch(_ method: dp_bus_method, _ call: OpaquePointer,
                           _ error: UnsafeMutablePointer<sd_bus_error>) -> Int32 {
-        reply(call, handler(method, BusCall(message: call)), error)
+        reply(call, handler(method, BusReader(message: call)), error)
     }
 
     /// Sends `answer` to `call`: 1 when sent (or left for later), else a negative errno with

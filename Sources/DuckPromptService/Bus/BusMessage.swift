@@ -2,44 +2,53 @@ import CSystemd
 import Glibc
 
 /// A failed sd-bus call: its negative errno (sd-bus's convention), and what was being done.
-struct BusError: Error, CustomStringConvertible {
-    var errno: Int32
-    var what: String
-    var description: String { "\(what): \(String(cString: strerror(-errno)))" }
+package struct BusError: Error, CustomStringConvertible {
+    package var errno: Int32
+    package var what: String
+    package var description: String { "\(what): \(String(cString: strerror(-errno)))" }
 }
 
 /// Throws for a negative sd-bus result; returns a non-negative one.
 @discardableResult
-func check(_ result: Int32, _ what: @autoclosure () -> String) throws -> Int32 {
+package func check(_ result: Int32, _ what: @autoclosure () -> String) throws -> Int32 {
     guard result >= 0 else { throw BusError(errno: result, what: what()) }
     return result
 }
 
-/// The arguments of one method call, read in order. Valid only inside the handler it was
-/// given to (sd-bus owns the message). sd-bus checked the signature against the vtable
-/// (Sources/CBusObject) before the call reached us.
+/// The arguments of one message, read in order: a method call given to the service's handler
+/// (sd-bus checked its signature against the vtable, Sources/CBusObject, before it reached
+/// us), or a reply or signal the bench's client reads. Valid only while its owner holds the
+/// message (for a call: inside the handler).
 /// sd-bus: `sd_bus_message_read_basic`, `sd_bus_message_enter_container`,
 /// `sd_bus_message_exit_container`, `sd_bus_message_peek_type`, `sd_bus_message_get_sender`.
-struct BusCall {
-    let message: OpaquePointer
+package struct BusReader {
+    package let message: OpaquePointer
 
-    /// The unique bus name of the caller (`:1.42`).
-    var sender: String { sd_bus_message_get_sender(message).map { String(cString: $0) } ?? "" }
+    package init(message: OpaquePointer) { self.message = message }
 
-    func readString() throws -> String {
+    /// The unique bus name of the sender (`:1.42`).
+    package var sender: String { sd_bus_message_get_sender(message).map { String(cString: $0) } ?? "" }
+
+    package func readString() throws -> String {
         var value: UnsafePointer<CChar>? = nil
         try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &value), "reading a string")
         return value.map { String(cString: $0) } ?? ""
     }
 
-    func readUInt64() throws -> UInt64 {
+    package func readUInt64() throws -> UInt64 {
         var value: UInt64 = 0
         try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "t")), &value), "reading a uint64")
         return value
     }
 
+    package func readBool() throws -> Bool {
+        var value: Int32 = 0
+        try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &value), "reading a boolean")
+        return value != 0
+    }
+
     /// A passed descriptor, duplicated (close-on-exec): the message closes its own.
-    func readDescriptor() throws -> Int32 {
+    package func readDescriptor() throws -> Int32 {
         var fd: Int32 = -1
         try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "h")), &fd), "reading a descriptor")
         let own = fcntl(fd, F_DUPFD_CLOEXEC, 3)
@@ -47,7 +56,7 @@ struct BusCall {
         return own
     }
 
-    func readStrings() throws -> [String] {
+    package func readStrings() throws -> [String] {
         try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s"), "reading as")
         var strings: [String] = []
         while try !atEnd() { strings.append(try readString()) }
@@ -58,7 +67,7 @@ struct BusCall {
     /// An `a{sv}`, each value one of `BusValue`'s types.
     /// - Throws: `BusValueTypeError` for a value of another type (the service answers it with
     ///   a Usage error naming the key); `BusError` when the message cannot be read.
-    func readOptions() throws -> [String: BusValue] {
+    package func readOptions() throws -> [String: BusValue] {
         try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}"), "reading a{sv}")
         var options: [String: BusValue] = [:]
         while try !atEnd() {
@@ -122,12 +131,15 @@ struct BusValueTypeError: Error {
     var signature: String
 }
 
-/// A message being written: a method return or a signal. sd-bus:
-/// `sd_bus_message_append_basic`, `sd_bus_message_open_container`, `sd_bus_message_close_container`.
-struct BusWriter {
-    let message: OpaquePointer
+/// A message being written: a method return or a signal of the service, or a call of the
+/// bench's client. sd-bus: `sd_bus_message_append_basic`, `sd_bus_message_open_container`,
+/// `sd_bus_message_close_container`.
+package struct BusWriter {
+    package let message: OpaquePointer
 
-    func append(_ value: BusValue) throws {
+    package init(message: OpaquePointer) { self.message = message }
+
+    package func append(_ value: BusValue) throws {
         func basic<T: BitwiseCopyable>(_ type: Character, _ value: T) throws {
             var value = value
             try check(sd_bus_message_append_basic(message, CChar(type.asciiValue!), &value), "writing \(type)")
