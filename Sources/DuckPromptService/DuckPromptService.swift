@@ -31,7 +31,7 @@ public final class DuckPromptService: Sendable {
     }
 
     private let prompter: Prompter
-    /// Where the service's async work runs (the events, the route changes, `Route()`): one
+    /// Where the service's async work runs (the events, the route changes): one
     /// thread of its own, never Dispatch's global queues, whose workqueue monitor would wake
     /// an idle service every second.
     private let executor = ThreadExecutor()
@@ -52,6 +52,11 @@ public final class DuckPromptService: Sendable {
     /// Per client, its `PlayFd` descriptors still being read (not yet prompts): they count
     /// toward its limit, or a client could hold a reading thread per call. Lock held.
     nonisolated(unsafe) private var reading: [String: Int] = [:]
+    /// The `PlayFd` calls whose descriptor is still being read, by a token of their own: the
+    /// reading thread answers one when it is done, or `run()` does when the service stops
+    /// first. Lock held.
+    nonisolated(unsafe) private var unread: [UInt64: BusConnection.HeldCall] = [:]
+    nonisolated(unsafe) private var nextUnread: UInt64 = 0
 
     /// Connects to the sound server (a held `Prompter`) and the session bus, and takes the
     /// bus name.
@@ -93,7 +98,18 @@ public final class DuckPromptService: Sendable {
             }
         }
         defer { watching.cancel() }
-        let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in lock.withLock { records.isEmpty } } }
+        let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in
+            lock.withLock { records.isEmpty && unread.isEmpty }
+        } }
+        // A descriptor still being read is not played: its caller hears so before the exit.
+        let unanswered = lock.withLock { () -> [BusConnection.HeldCall] in
+            defer { unread.removeAll() }
+            return Array(unread.values)
+        }
+        for held in unanswered {
+            bus.answer(held, Self.failure(DuckPromptError(.unavailable,
+                "duckprompt serve stopped before the passed descriptor was read")))
+        }
         // Every prompt cancelled: a playing one fades out and its duck is ramped back; the
         // events end once the last has finished, and their signals go out before the exit.
         prompter.close()
@@ -129,27 +145,35 @@ public final class DuckPromptService: Sendable {
                     close(fd)
                     throw error
                 }
-                // Read on a thread of its own (a pipe may take its time); answered from there.
-                let held = bus.hold(call)
+                // Read on a thread of its own (a pipe may take its time); answered from there,
+                // or by `run()` when the service stops first.
                 let sender = call.sender
+                let token = lock.withLock { () -> UInt64 in
+                    nextUnread += 1
+                    unread[nextUnread] = bus.hold(call)
+                    return nextUnread
+                }
                 startThread { [self] in
                     defer { close(fd) }
-                    defer {
-                        lock.withLock {
-                            let left = reading[sender, default: 1] - 1
-                            reading[sender] = left > 0 ? left : nil
-                        }
-                    }
-                    let answer: BusConnection.Answer
-                    do {
+                    let opened = Result { () throws -> AudioSource in
                         let source = try AudioSource(descriptor: fd, name: "passed descriptor",
                                                      deadline: .now + .seconds(PromptLimits.descriptorSeconds))
                         try PromptLimits.checkDuration([source.duration])
-                        answer = try play([source], options.play, by: sender, name: "passed descriptor")
-                    } catch {
-                        answer = Self.failure(error)
+                        return source
                     }
-                    bus.answer(held, answer)
+                    // Queued only while its call is still unanswered: once `run()` answered it,
+                    // nothing plays.
+                    let reply = lock.withLock { () -> (BusConnection.HeldCall, BusConnection.Answer)? in
+                        let left = reading[sender, default: 1] - 1
+                        reading[sender] = left > 0 ? left : nil
+                        guard let held = unread.removeValue(forKey: token) else { return nil }
+                        do {
+                            return (held, try playLocked([opened.get()], options.play, by: sender, name: "passed descriptor"))
+                        } catch {
+                            return (held, Self.failure(error))
+                        }
+                    }
+                    if let (held, answer) = reply { bus.answer(held, answer) }
                 }
                 return .later
             case DP_BUS_SAY:
@@ -165,14 +189,14 @@ public final class DuckPromptService: Sendable {
                 prompter.cancel(Prompter.PromptID(id))
                 return .values([])
             case DP_BUS_ROUTE:
-                let listing = try executor.wait { try await DuckPrompt.devices(config: try DuckPromptConfig.load()) }.get()
+                let listing = try prompter.devices(config: try DuckPromptConfig.load())
                 guard let route = listing.route else {
                     throw listing.routeError ?? DuckPromptError(.unavailable, "no sink for a prompt")
                 }
                 return .values([.string(route.sink.name), .string(route.classification.kind.rawValue),
                                 .string(route.rule), .string(route.reason)])
             case DP_BUS_DEVICES:
-                let listing = try executor.wait { try await DuckPrompt.devices(config: try DuckPromptConfig.load()) }.get()
+                let listing = try prompter.devices(config: try DuckPromptConfig.load())
                 return .values([.dictionaries(listing.sinkReports.map(\.busDictionary))])
             default:
                 throw DuckPromptError(.usage, "not implemented yet")
@@ -217,11 +241,14 @@ public final class DuckPromptService: Sendable {
     /// in `forward`, waits for the record).
     private func play(_ sources: [any PromptSource], _ options: PlayOptions, by sender: String,
                       name: String) throws -> BusConnection.Answer {
-        let id = try lock.withLock { () throws -> Prompter.PromptID in
-            let id = try prompter.play(sources, options: options)
-            records[id.value] = Record(owner: sender, name: name)
-            return id
-        }
+        try lock.withLock { try playLocked(sources, options, by: sender, name: name) }
+    }
+
+    /// `play`, lock held.
+    private func playLocked(_ sources: [any PromptSource], _ options: PlayOptions, by sender: String,
+                            name: String) throws -> BusConnection.Answer {
+        let id = try prompter.play(sources, options: options)
+        records[id.value] = Record(owner: sender, name: name)
         return .values([.uint64(id.value)])
     }
 

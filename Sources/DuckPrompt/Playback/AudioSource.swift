@@ -38,6 +38,8 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     private var file: OpaquePointer?
     /// Standard input's bytes, kept alive for libsndfile's virtual I/O.
     private let memory: MemoryFile?
+    /// A regular file's descriptor, open for `sf_open_fd` until deinit.
+    private var descriptor: Int32?
 
     /// Opens and validates an audio file, or standard input when `path` is `-`.
     ///
@@ -53,7 +55,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     ///   (`truncation(in:info:)` and `refuseCutMPEG` say what counts), or it has more than 8
     ///   channels or a rate outside 8 … 192 kHz;
     ///   `CancellationError` when `cancellation` was cancelled while input was awaited.
-    /// libsndfile: `sf_open(SFM_READ)` (a regular file), `sf_open_virtual` (any other input,
+    /// libsndfile: `sf_open_fd(SFM_READ)` (a regular file), `sf_open_virtual` (any other input,
     /// read whole first), `sf_strerror`.
     public convenience init(path: String, cancellation: PlayCancellation? = nil) throws {
         try self.init(input: path == "-" ? .descriptor(STDIN_FILENO, name: nil, deadline: nil) : .path(path, regularOnly: false),
@@ -87,6 +89,10 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         case path(String, regularOnly: Bool)
         /// Read whole into memory: standard input (no name), or a passed descriptor.
         case descriptor(Int32, name: String?, deadline: ContinuousClock.Instant?)
+
+        var regularOnly: Bool {
+            if case .path(_, regularOnly: true) = self { true } else { false }
+        }
     }
 
     private init(input: Input, cancellation: PlayCancellation?) throws {
@@ -105,23 +111,41 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
             guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "\(label) is empty") }
             let memory = MemoryFile(data)
             self.memory = memory
-            try Self.refuseCutMPEG(path: path, memory: memory, label: label)
+            try Self.refuseCutMPEG(memory: memory, label: label)
             handle = memory.open(&info)
         } else {
+            // Opened once, and every check made on what was opened, so a file swapped for a
+            // FIFO or a device after the check is never read (O_NONBLOCK: opening a FIFO does
+            // not wait for a writer).
+            let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { throw Self.openError(path, errno) }
             var status = stat()
-            guard stat(path, &status) == 0 else { throw DuckPromptError(.noInput, "\(path): no such file") }
-            guard status.st_mode & S_IFMT != S_IFDIR else { throw DuckPromptError(.noInput, "\(path): is a directory") }
-            if case .path(_, regularOnly: true) = input, status.st_mode & S_IFMT != S_IFREG {
-                throw DuckPromptError(.noInput, "\(path): not a regular file")
+            guard fstat(fd, &status) == 0 else {
+                let failure = Self.openError(path, errno)
+                close(fd)
+                throw failure
             }
-            guard FileManager.default.isReadableFile(atPath: path) else {
-                throw DuckPromptError(.noInput, "\(path): permission denied")
+            let type = status.st_mode & S_IFMT
+            if type == S_IFDIR || (type != S_IFREG && input.regularOnly) {
+                close(fd)
+                throw DuckPromptError(.noInput, type == S_IFDIR ? "\(path): is a directory" : "\(path): not a regular file")
             }
-            if status.st_mode & S_IFMT == S_IFREG {
+            if type == S_IFREG {
                 memory = nil
-                try Self.refuseCutMPEG(path: path, memory: nil, label: label)
-                handle = sf_open(path, Int32(SFM_READ), &info)
+                descriptor = fd
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+                // SF_FALSE: the descriptor is closed in deinit, after sf_close; or here, when
+                // the init fails before it is whole (no deinit then).
+                do {
+                    try Self.refuseCutMPEG(descriptor: fd, size: Int(status.st_size), label: label)
+                } catch {
+                    close(fd)
+                    throw error
+                }
+                handle = sf_open_fd(fd, Int32(SFM_READ), &info, 0)
+                if handle == nil { close(fd) }
             } else {
+                close(fd)
                 // A FIFO (or /dev/stdin, a process substitution): open(2) would wait for a
                 // writer, deaf to SIGINT/SIGTERM/SIGHUP, which the CLI blocks in this thread.
                 let fd = try WaitingInput.open(path)
@@ -131,7 +155,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
                 guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "\(path): is empty") }
                 let memory = MemoryFile(data)
                 self.memory = memory
-                try Self.refuseCutMPEG(path: path, memory: memory, label: label)
+                try Self.refuseCutMPEG(memory: memory, label: label)
                 handle = memory.open(&info)
             }
         }
@@ -283,31 +307,44 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     /// cannot be told, and a whole VBR file can decode short of the guess. Nothing is
     /// decoded: seeking to an MP3's end makes libmpg123 read every frame header (2.8 ms for
     /// 60 s).
-    private static func refuseCutMPEG(path: String, memory: MemoryFile?, label: String) throws {
-        guard let (promised, held) = mpegAudioSizes(path: path, memory: memory), held < promised else { return }
+    private static func refuseCutMPEG(memory: MemoryFile, label: String) throws {
+        let data = memory.data
+        try refuseCutMPEG(label: label, size: data.count) { offset, count in
+            guard offset < data.count else { return [] }
+            return Array(data[offset..<min(data.count, offset + count)])
+        }
+    }
+
+    /// `refuseCutMPEG` for a regular file open on `fd`, `size` bytes long (`fstat`).
+    private static func refuseCutMPEG(descriptor fd: Int32, size: Int, label: String) throws {
+        try refuseCutMPEG(label: label, size: size) { readBytes(from: fd, at: $0, count: $1) }
+    }
+
+    private static func refuseCutMPEG(label: String, size: Int, bytes: (_ offset: Int, _ count: Int) -> [UInt8]) throws {
+        guard let (promised, held) = mpegAudioSizes(size: size, bytes: bytes), held < promised else { return }
         throw DuckPromptError(.unsupportedData,
             "\(label): truncated: its header promises \(promised) bytes of audio, the file holds \(held)")
     }
 
     /// An MP3's audio size as its header gives it (`mpegAudioBytes`) and as the file holds
-    /// it, from its first frame to its end (trailing ID3v1 or APE tags count as held), for
-    /// the file at `path` or `memory` (standard input, a FIFO); nil when the header gives
-    /// none. `pread` of 64 bytes (and 64 more past an ID3v2 tag), `stat` for the size.
-    private static func mpegAudioSizes(path: String, memory: MemoryFile?) -> (promised: Int, held: Int)? {
-        func bytes(_ offset: Int, _ count: Int) -> [UInt8] {
-            if let memory {
-                let data = memory.data
-                guard offset < data.count else { return [] }
-                return Array(data[offset..<min(data.count, offset + count)])
-            }
-            return readBytes(of: path, at: offset, count: count)
-        }
+    /// it, from its first frame to its end (trailing ID3v1 or APE tags count as held), for a
+    /// file of `size` bytes read through `bytes` (`pread` of a regular file, or the memory of
+    /// standard input or a FIFO): 64 bytes (and 64 more past an ID3v2 tag). Nil when the
+    /// header gives none.
+    private static func mpegAudioSizes(size: Int, bytes: (_ offset: Int, _ count: Int) -> [UInt8]) -> (promised: Int, held: Int)? {
         let head = bytes(0, 64)
         let start = id3v2Size(head)
         guard let promised = mpegAudioBytes(start == 0 ? head : bytes(start, 64)) else { return nil }
-        var status = stat()
-        let size = memory?.data.count ?? (stat(path, &status) == 0 ? Int(status.st_size) : 0)
         return (promised, max(0, size - start))
+    }
+
+    /// The error for a path that `open(2)` or `fstat(2)` refused with `code`.
+    private static func openError(_ path: String, _ code: Int32) -> DuckPromptError {
+        switch code {
+        case ENOENT, ENOTDIR: DuckPromptError(.noInput, "\(path): no such file")
+        case EACCES, EPERM: DuckPromptError(.noInput, "\(path): permission denied")
+        default: DuckPromptError(.noInput, "\(path): \(String(cString: strerror(code)))")
+        }
     }
 
     /// A streaming writer that cannot seek back leaves a placeholder for the size in the
@@ -334,7 +371,10 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         return nil
     }
 
-    deinit { if let file { sf_close(file) } }
+    deinit {
+        if let file { sf_close(file) }
+        if let descriptor { close(descriptor) }
+    }
 
     /// Reads up to `count` frames of float32 interleaved samples into `buffer`.
     /// - Returns: frames read; 0 at the end. libsndfile: `sf_readf_float`.

@@ -234,6 +234,27 @@ public final class Prompter: Sendable {
         endStreamsIfIdle()
     }
 
+    // MARK: - Devices
+
+    /// The server's sinks classified, and the route a prompt of this prompter would take now
+    /// (the service's `Route()` and `Devices()`), from the same copy of the server its prompts
+    /// route from: a held prompter reads nothing from the server for it (`ServerMirror`).
+    /// - Parameters:
+    ///   - request: route as if this sink had been asked for (nil: `PULSE_SINK`, else the rules).
+    ///   - config: the user's routing settings (`DuckPromptConfig.load()`).
+    /// - Returns: the listing; a sink the rules cannot route to is `routeError`, not a throw.
+    /// - Throws: `.unavailable` when the server refuses or does not answer in time; `.usage`
+    ///   once closed. libpulse: the mirror's `pa_context_get_sink_info_list`,
+    ///   `pa_context_get_sink_input_info_list`, `pa_context_get_server_info`, kept current by
+    ///   `pa_context_subscribe`.
+    public func devices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig()) throws -> DeviceListing {
+        let connection = try reconnect()
+        try connection.waitUntilReady()
+        let (snapshot, info) = try connection.currentSnapshot()
+        return DeviceListing(snapshot: snapshot, request: request ?? DuckPrompt.defaultRequest(), config: config,
+                             serverName: info.serverName, serverVersion: info.serverVersion)
+    }
+
     // MARK: - Events and results
 
     /// The prompter's events from now on, in order: every prompt's `queued`, `started` (if it

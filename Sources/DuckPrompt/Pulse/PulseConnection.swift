@@ -134,7 +134,7 @@ package final class PulseConnection: @unchecked Sendable {
 
     /// Runs `body`, lock held, with a timer armed that wakes every wait at `deadline`, so that
     /// a wait loop can check its deadline even when the server says nothing.
-    /// libpulse: `pa_context_rttime_new`, `pa_mainloop_api.time_free`.
+    /// libpulse: `pa_context_rttime_new`, `pa_context_rttime_restart`, `pa_mainloop_api.time_free`.
     package func withWakeupLocked<T>(at deadline: ContinuousClock.Instant, _ body: () throws -> T) rethrows -> T {
         let remaining = max(.zero, deadline - ContinuousClock.now)
         let usec = UInt64(remaining.components.seconds) * 1_000_000
@@ -143,7 +143,14 @@ package final class PulseConnection: @unchecked Sendable {
             pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
         }, UnsafeMutableRawPointer(mainloop))
         defer {
-            if let timer { pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer) }
+            if let timer {
+                // pa_mainloop's time_free does not wake its poll, which would then sleep until
+                // the freed timer's deadline and wake for nothing (an idle `serve` did, 5 s after
+                // each server event it read): restarting the timer first wakes the loop, so
+                // it recomputes its timeout now, while it is awake for the answer anyway.
+                pa_context_rttime_restart(context, timer, pa_rtclock_now())
+                pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer)
+            }
         }
         return try body()
     }

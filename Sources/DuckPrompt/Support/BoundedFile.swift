@@ -141,6 +141,12 @@ package func readBytes(of path: String, at offset: Int, count: Int) -> [UInt8] {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return [] }
     defer { close(fd) }
+    return readBytes(from: fd, at: offset, count: count)
+}
+
+/// Up to `count` bytes of an open file from `offset` (`pread`, its offset untouched); fewer at
+/// its end, none when it cannot be read.
+package func readBytes(from fd: Int32, at offset: Int, count: Int) -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: count)
     var filled = 0
     while filled < count {
