@@ -42,7 +42,12 @@ let package = Package(
         // `duckprompt serve`: the session-bus front end over a held Prompter (Docs/dbus.md).
         .target(name: "DuckPromptService", dependencies: ["DuckPrompt", "CSystemd", "CBusObject"],
                 swiftSettings: foundationFree),
-        .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt", "DuckPromptService"], swiftSettings: foundationFree),
+        // `duckprompt lab`: a private server with emulated devices, COMMAND run against it, a
+        // report of what a listener heard (Docs/lab.md); its listening is DuckPromptProbe's.
+        .target(name: "DuckPromptLab", dependencies: ["DuckPrompt", "DuckPromptProbe", "DuckPromptService"],
+                swiftSettings: foundationFree),
+        .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt", "DuckPromptService", "DuckPromptLab", "DuckPromptProbe"],
+                swiftSettings: foundationFree),
         .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI"], swiftSettings: foundationFree),
         // Measuring aids: tone streams and stamped monitor recordings (BenchProbe), for the
         // bench and the integration tests; not shipped in the library an app embeds. The only
@@ -62,6 +67,7 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "DuckPromptCLITests", dependencies: ["DuckPromptCLI"]),
         .testTarget(name: "DuckPromptServiceTests", dependencies: ["DuckPromptService"]),
+        .testTarget(name: "DuckPromptLabTests", dependencies: ["DuckPromptLab", "DuckPromptProbe", "DuckPrompt"]),
         .testTarget(name: "IntegrationTests", dependencies: ["DuckPrompt", "DuckPromptProbe"]),
     ]
 )

@@ -29,6 +29,8 @@ enum Help {
       route                   Say which sink a prompt would go to, and why (no sound).
       restore                 Undo the duck of a prompt that died mid-prompt (kill -9, crash).
       serve                   Serve prompts on the D-Bus session bus (Docs/dbus.md).
+      lab -- COMMAND          Run COMMAND on a private headless server with emulated devices
+                              and report what a listener heard (Docs/lab.md).
 
     OPTIONS:
       --version               Show duckprompt, libpulse and libsndfile versions.
@@ -200,5 +202,41 @@ enum Help {
       --exit-idle SECONDS     Leave when nothing happened for that long (D-Bus activation
                               starts it again on the next call). Default: never.
     \(common)
+    """
+
+    static let lab = """
+    OVERVIEW: Run COMMAND against a private, headless sound server with emulated devices,
+    record every sink's monitor and every stream's volume, and report what a listener would
+    have heard: where each prompt played, how loud, and how far other streams were ducked
+    and whether they came back (Docs/lab.md). For CI; nothing of your own session is
+    reachable from COMMAND or touched.
+
+    USAGE: duckprompt lab [options] -- COMMAND [ARGS...]
+
+    ARGUMENTS:
+      COMMAND                 Run with PULSE_SERVER, PIPEWIRE_REMOTE, XDG_RUNTIME_DIR and
+                              DBUS_SESSION_BUS_ADDRESS pointing at the lab; its standard
+                              input, output and error are the lab's.
+
+    OPTIONS:
+      --server SERVER         pipewire (default: pipewire, wireplumber, pipewire-pulse) or
+                              pulseaudio.
+      --device KIND[=NAME]    Emulate a device (repeatable): a null sink carrying the
+                              properties a real one has. KIND: speaker, headphones,
+                              bluetooth-a2dp, bluetooth-hfp, usb, hdmi, line-out, car.
+                              Default: speaker and bluetooth-a2dp=bt_headset.
+      --default NAME          The default sink (default: the first device).
+      --music [SINK]          Play music on SINK (default: the default sink) from before
+                              COMMAND to its end: a 220 Hz sine at -20 dBFS, media.role=music.
+      --report FILE           Write the JSON report to FILE ('-': standard output).
+      --timeout TIME          Stop COMMAND after TIME (90, 90s, 500ms, 10m; up to 24h): exit 124.
+      --keep                  Keep the lab's directory (server logs) and say where.
+      -h, --help              Show this help.
+
+    At the end a summary goes to standard error: where each prompt was heard, the duck
+    depth, restored or not. Everything the lab started is stopped by pid, also on Ctrl-C,
+    SIGTERM and the timeout. Exit status: COMMAND's; 124 timeout; 127 COMMAND not found;
+    64 usage; 69 a server cannot start (the missing Debian package is named); 128+N
+    stopped by signal N.
     """
 }

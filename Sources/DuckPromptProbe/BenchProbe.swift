@@ -56,12 +56,13 @@ package final class BenchProbe: @unchecked Sendable {
     private let capture = CaptureBox()
     private var recording: OpaquePointer?
 
-    /// Connects to the default server (`PULSE_SERVER`, then the user's socket).
+    /// Connects to `server` (a libpulse server string; nil: the default, `PULSE_SERVER`, then
+    /// the user's socket).
     /// - Parameter timeout: how long connecting, and each later wait, may take (opening
     ///   hundreds of streams on pipewire-pulse takes seconds).
     /// - Throws: `.unavailable` when no server answers in time.
-    package init(clientName: String, timeout: Duration = .seconds(5)) throws {
-        connection = try PulseConnection(server: nil, clientName: clientName, timeout: timeout)
+    package init(clientName: String, server: String? = nil, timeout: Duration = .seconds(5)) throws {
+        connection = try PulseConnection(server: server, clientName: clientName, timeout: timeout)
     }
 
     deinit {
@@ -238,30 +239,11 @@ package final class BenchProbe: @unchecked Sendable {
     }
 
     /// Records which frame of the recording was being heard on the sink when the server
-    /// answered: the frames received so far, plus those still on their way (`write_index` −
-    /// `read_index`, which libpulse corrects for what it holds unread), plus what the monitor
-    /// source holds (`source_usec`), minus what the sink rendered ahead of playing it
-    /// (`sink_usec`: a null sink renders a block ahead, and its monitor gets the block at once),
-    /// as libpulse's `pa_stream_get_time` relates them, at the server's `timestamp`
-    /// (CLOCK_REALTIME, taken to the monotonic clock). Only the difference of the two indices
-    /// is used: frames are counted from the recording's last clearing, and a server may drop
-    /// frames on overflow.
-    /// libpulse: `pa_stream_get_timing_info` (`pa_timing_info`).
+    /// answered (`MonitorTiming.heardFrame`).
     private static func noteTiming(_ stream: OpaquePointer, box: CaptureBox) {
-        guard let info = pa_stream_get_timing_info(stream)?.pointee, info.write_index_corrupt == 0,
-              info.read_index_corrupt == 0, box.bytesPerSecond > 0 else { return }
-        var real = timespec(), mono = timespec()
-        clock_gettime(CLOCK_REALTIME, &real)
-        clock_gettime(CLOCK_MONOTONIC, &mono)
-        let realNow = Double(real.tv_sec) * 1e9 + Double(real.tv_nsec)
-        let monoNow = Double(mono.tv_sec) * 1e9 + Double(mono.tv_nsec)
-        let stamp = Double(info.timestamp.tv_sec) * 1e9 + Double(info.timestamp.tv_usec) * 1e3
-        let onTheWay = Double(info.write_index - info.read_index) / box.bytesPerSecond
-            + Double(info.source_usec) / 1e6 - Double(info.sink_usec) / 1e6
-        let frames = Double(box.samples.count) + onTheWay * Double(BenchProbe.rate)
-        let at = stamp - realNow + monoNow
-        guard at > 0 else { return }
-        box.timings.append((UInt64(at), frames))
+        guard let heard = MonitorTiming.heardFrame(stream, framesReceived: box.samples.count,
+                                                    bytesPerSecond: box.bytesPerSecond, rate: BenchProbe.rate) else { return }
+        box.timings.append(heard)
     }
 
     /// Calls `body` with what was recorded so far (lock held: keep it short, copy what you

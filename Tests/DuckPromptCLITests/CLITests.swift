@@ -161,6 +161,7 @@ struct HelpRunTests {
         ["play", "--help"], ["play", "-h"], ["help", "play"], ["play", "--duck", "-6dB", "--help"],
         ["devices", "--help"], ["help", "devices"],
         ["route", "--help"], ["help", "route"], ["serve", "--help"], ["help", "serve"],
+        ["lab", "--help"], ["help", "lab"],
     ])
     func help(arguments: [String]) throws {
         let run = try Binary.run(arguments)

@@ -2,12 +2,12 @@ import CPulseAudio
 
 /// A server event, as `pa_context_subscribe` reports it: which facility, which index, and
 /// whether the object appeared, changed or went away.
-struct ServerEvent: Sendable, Equatable {
-    enum Facility: Sendable, Equatable { case sink, sinkInput, server, card, other }
-    enum Change: Sendable, Equatable { case new, changed, removed }
-    var facility: Facility
-    var change: Change
-    var index: UInt32
+package struct ServerEvent: Sendable, Equatable {
+    package enum Facility: Sendable, Equatable { case sink, sinkInput, server, card, other }
+    package enum Change: Sendable, Equatable { case new, changed, removed }
+    package var facility: Facility
+    package var change: Change
+    package var index: UInt32
 
     /// The default sink changed, as PipeWire's "default" metadata says (no libpulse event).
     static let defaultSinkChanged = ServerEvent(type: PA_SUBSCRIPTION_EVENT_SERVER.rawValue
@@ -33,17 +33,17 @@ struct ServerEvent: Sendable, Equatable {
 
 /// Collects server events, and sink-input infos asked for after them, between two looks, on
 /// the loop thread.
-final class EventInbox: @unchecked Sendable {
+package final class EventInbox: @unchecked Sendable {
     let mainloop: OpaquePointer
     /// Guarded by the loop lock.
-    var events: [ServerEvent] = []
+    package var events: [ServerEvent] = []
     /// Answers to `requestSinkInputLocked`, in arrival order. Guarded by the loop lock.
-    var sinkInputs: [SinkInput] = []
+    package var sinkInputs: [SinkInput] = []
     /// Channel volumes PipeWire nodes applied, in order (`PipeWireWatch`). Lock held.
     var nodeVolumes: [(node: UInt32, volume: ChannelVolumes)] = []
     /// Nodes `PipeWireWatch` can no longer follow (`UInt32.max`: none at all). Lock held.
     var lostNodes: [UInt32] = []
-    init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+    package init(mainloop: OpaquePointer) { self.mainloop = mainloop }
 
     var isEmpty: Bool { events.isEmpty && sinkInputs.isEmpty && nodeVolumes.isEmpty && lostNodes.isEmpty }
 }
@@ -69,7 +69,7 @@ extension PulseConnection {
     /// - Throws: `.unavailable` when the server refuses or does not answer.
     /// libpulse: `pa_context_set_subscribe_callback`, `pa_context_subscribe` with
     /// `PA_SUBSCRIPTION_MASK_SINK | SINK_INPUT | CARD | SERVER`.
-    func subscribe(into inbox: EventInbox) throws {
+    package func subscribe(into inbox: EventInbox) throws {
         try withLock {
             subscribers.inboxes.append(inbox)
             do {
@@ -104,7 +104,7 @@ extension PulseConnection {
 
     /// Stops delivering events to `inbox` and lets it go. The server-side subscription stays
     /// (for the connection's other and later inboxes).
-    func unsubscribe(_ inbox: EventInbox) {
+    package func unsubscribe(_ inbox: EventInbox) {
         withLock { subscribers.inboxes.removeAll { $0 === inbox } }
     }
 
@@ -112,7 +112,7 @@ extension PulseConnection {
     /// waiting; the answers land in `inbox.sinkInputs` (nothing arrives for a stream that is
     /// gone by then). Lock held. `pa_context_get_sink_input_info`,
     /// `pa_context_get_sink_input_info_list`.
-    func requestSinkInputLocked(_ index: UInt32?, into inbox: EventInbox) {
+    package func requestSinkInputLocked(_ index: UInt32?, into inbox: EventInbox) {
         // Retained for the request: the answer may come after the session let the inbox go.
         // The callback runs once per item and once more at the end (eol != 0), which releases.
         let box = Unmanaged.passRetained(inbox).toOpaque()
@@ -145,7 +145,7 @@ extension PulseConnection {
 
     /// `nextEventsLocked`, but nil when `deadline` passes before an event comes.
     /// - Throws: `.unavailable` when the connection is lost.
-    func nextEventsLocked(_ inbox: EventInbox, until deadline: ContinuousClock.Instant) throws -> [ServerEvent]? {
+    package func nextEventsLocked(_ inbox: EventInbox, until deadline: ContinuousClock.Instant) throws -> [ServerEvent]? {
         try withWakeupLocked(at: deadline) {
             while inbox.events.isEmpty {
                 if interrupted { return [] }

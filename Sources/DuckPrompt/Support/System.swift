@@ -142,4 +142,18 @@ package enum StandardStreams {
         for name in names { found[name] = value(name) }
         return found
     }
+
+    /// Every variable (`environ`), for a process that passes the environment on (`lab`).
+    package static var all: [String: String] {
+        var found: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let eq = text.firstIndex(of: "=") {
+                found[String(text[..<eq])] = String(text[text.index(after: eq)...])
+            }
+            entry += 1
+        }
+        return found
+    }
 }

@@ -1,0 +1,206 @@
+import DuckPrompt
+import DuckPromptProbe
+import Glibc
+
+/// How a lab run ended.
+package struct LabOutcome: Sendable {
+    /// The lab's exit status: COMMAND's, 124 when it outlived `--timeout`, 128 + N when the
+    /// lab was stopped by signal N.
+    package var status: Int32
+    package var report: ListeningReport
+    /// The lab's directory when `--keep` kept it.
+    package var keptDirectory: String?
+}
+
+/// `duckprompt lab`: runs COMMAND against a private, headless sound server with emulated
+/// devices, records every sink's monitor and every stream's volume meanwhile, and reports
+/// what a listener would have heard (Docs/lab.md).
+///
+/// Steps: `LabServers` (directory, bus, server) → the emulated devices' null sinks and the
+/// default sink → `MonitorLevels` on every sink and `StreamLog` → the music (if asked) until it
+/// is heard, and a second of it → COMMAND, until it ends, `--timeout` or a signal → 300 ms more
+/// of recording → everything stopped, by pid, in reverse order → `ListeningReport`.
+package final class Lab: @unchecked Sendable {
+    private let options: LabOptions
+    private let lock = Lock()
+    /// The first signal `interrupt(signal:)` was told of. Guarded by `lock`.
+    private var signal: Int32?
+    private var command: LabProcess?
+
+    /// How long the recording goes on after COMMAND ended: the end of a release is heard.
+    static let tailSeconds = 0.3
+    /// How much of the music is recorded before COMMAND starts: the "before" of a duck.
+    static let musicLeadSeconds = 1.0
+
+    package init(options: LabOptions) {
+        self.options = options
+    }
+
+    /// Stops the run: COMMAND is stopped (SIGTERM to its process group, SIGKILL 3 s later),
+    /// then everything else, and `run` returns 128 + `signal`. Any thread.
+    package func interrupt(signal received: Int32) {
+        let command = lock.withLock { () -> LabProcess? in
+            if signal == nil { signal = received }
+            return self.command
+        }
+        command?.wake()
+    }
+
+    private var interrupted: Int32? { lock.withLock { signal } }
+
+    /// Runs the lab.
+    /// - Parameters:
+    ///   - environment: the caller's environment (`environ`), which COMMAND gets without the
+    ///     user's session (`LabServers.environment(base:)`).
+    ///   - binary: the `duckprompt` binary, made activatable on the lab's bus; nil for none.
+    ///   - say: where progress lines go (standard error).
+    /// - Returns: the status and the report.
+    /// - Throws: `.unavailable` (exit 69) when a server cannot start (the missing Debian package
+    ///   named) or refuses the devices; `.usage` for options `LabOptions.validated()` refuses.
+    package func run(environment: [String: String], binary: String?, say: (String) -> Void) throws -> LabOutcome {
+        let options = try options.validated()
+        guard LabProcess.find(options.command[0], path: environment["PATH"]) != nil else {
+            // As a shell or timeout(1) says it, before any server is started.
+            say("duckprompt: lab: \(options.command[0]): command not found")
+            return LabOutcome(status: 127, report: Self.emptyReport(options), keptDirectory: nil)
+        }
+        let servers = try LabServers(kind: options.server, environment: environment, serviceBinary: binary)
+        var keep = options.keep
+        defer {
+            servers.stop()
+            if !keep { servers.remove() }
+        }
+        do {
+            return try run(options, on: servers, environment: environment, say: say)
+        } catch {
+            keep = true
+            say("lab: logs kept in \(servers.logs)")
+            throw error
+        }
+    }
+
+    private func run(_ options: LabOptions, on servers: LabServers, environment: [String: String],
+                     say: (String) -> Void) throws -> LabOutcome {
+        let control = try Self.connect(servers)
+        let state = try control.serverState()
+        say("lab: private \(state.serverName) \(state.serverVersion) in \(servers.directory)")
+        for device in options.emulated {
+            _ = try control.loadModule("module-null-sink", argument: device.moduleArgument(on: options.server))
+        }
+        try control.setDefaultSink(options.defaultSinkName)
+        try Self.waitUntil("\(options.defaultSinkName) to become the default sink", seconds: 10) {
+            try control.serverState().snapshot.defaultSinkName == options.defaultSinkName
+        }
+        say("lab: devices " + options.emulated.map { "\($0.name) (\($0.kind.rawValue))" }.joined(separator: ", ")
+            + "; default sink \(options.defaultSinkName)")
+
+        let recorder = try MonitorLevels(server: servers.pulseServer)
+        let log = try StreamLog(server: servers.pulseServer) { sink in try? recorder.record(sink) }
+        defer {
+            log.stop()
+            recorder.stop()
+        }
+        for sink in try control.serverState().snapshot.sinks { try recorder.record(sink.name) }
+
+        var music: BenchProbe?
+        if let sink = options.musicSink {
+            let probe = try BenchProbe(clientName: "duckprompt lab music", server: servers.pulseServer)
+            _ = try probe.playTones(count: 1, sinks: [sink], hertz: LabMusic.hertz, amplitude: LabMusic.amplitude,
+                                    latencyMs: 30, properties: LabMusic.properties)
+            music = probe
+            try Self.waitUntil("the music to be heard on \(sink)", seconds: 5) {
+                recorder.timelines(zero: 0).first { $0.sink == sink }?.timeline.levels.contains {
+                    ($0 ?? -200) > LevelTimeline.heardThreshold
+                } ?? false
+            }
+            sleepThread(for: .milliseconds(Int(Self.musicLeadSeconds * 1000)))
+            say("lab: music on \(sink): \(LabMusic.description)")
+        }
+        defer { music?.stopTones() }
+
+        if let signal = interrupted { return LabOutcome(status: 128 + signal, report: Self.emptyReport(options), keptDirectory: nil) }
+        say("lab: running \(options.command.joined(separator: " "))")
+        let zero = monotonicNanoseconds()
+        let process = try LabProcess(name: "command", options.command, environment: servers.environment(base: environment),
+                                     output: nil, passInput: true)
+        lock.withLock { command = process }
+        let deadline = options.timeoutMs.map { ContinuousClock.now + .milliseconds($0) }
+        var status = process.wait(until: deadline) { interrupted != nil }
+        var timedOut = false
+        if status == nil {
+            timedOut = interrupted == nil
+            say(timedOut ? "lab: \(options.command[0]) still runs after the --timeout: stopping it (pid \(process.pid))"
+                         : "lab: stopping \(options.command[0]) (pid \(process.pid))")
+            process.stop()
+            status = nil
+        } else {
+            sleepThread(for: .milliseconds(Int(Self.tailSeconds * 1000)))
+        }
+        let exit: Int32 = if let signal = interrupted { 128 + signal } else if timedOut { 124 } else { status ?? 0 }
+
+        // The report: sinks classified as duckprompt would, the run's levels and streams.
+        let end = Double(monotonicNanoseconds() - zero) / 1e9
+        let last = try control.serverState()
+        let listing = DeviceListing(snapshot: last.snapshot)
+        let kinds = Dictionary(zip(listing.snapshot.sinks.map(\.name), listing.classifications.map(\.kind.rawValue)),
+                               uniquingKeysWith: { a, _ in a })
+        let emulated = Dictionary(options.emulated.map { ($0.name, $0.kind.rawValue) }, uniquingKeysWith: { a, _ in a })
+        var report = ListeningReport(
+            sinks: recorder.timelines(zero: zero).map { entry in
+                (entry.sink, emulated[entry.sink], kinds[entry.sink], entry.sink == options.defaultSinkName, entry.timeline)
+            },
+            streams: log.streams(zero: zero), end: end)
+        report.server = options.server.rawValue
+        report.serverName = state.serverName
+        report.serverVersion = state.serverVersion
+        report.command = options.command
+        report.exitStatus = timedOut || interrupted != nil ? nil : status
+        report.timedOut = timedOut
+        report.processes = Dictionary(servers.processes.map { ($0.name, $0.pid) } + [("command", process.pid)],
+                                      uniquingKeysWith: { a, _ in a })
+        return LabOutcome(status: exit, report: report, keptDirectory: options.keep ? servers.directory : nil)
+    }
+
+    /// Connects to the lab's server, retrying until it accepts (its socket exists before it
+    /// listens), for up to 10 s.
+    private static func connect(_ servers: LabServers) throws -> PulseConnection {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            do {
+                return try PulseConnection(server: servers.pulseServer, clientName: "duckprompt lab", timeout: .seconds(5))
+            } catch {
+                guard ContinuousClock.now < deadline else {
+                    throw DuckPromptError(.unavailable, "the private \(servers.kind.rawValue) did not answer: \(error)"
+                                          + servers.lastLines(of: servers.processes.last?.name ?? ""))
+                }
+                sleepThread(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Looks at `done` every 20 ms until it is true. - Throws: `.unavailable` after `seconds`.
+    private static func waitUntil(_ what: String, seconds: Int, _ done: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while try !done() {
+            guard ContinuousClock.now < deadline else { throw DuckPromptError(.unavailable, "timed out after \(seconds) s waiting for \(what)") }
+            sleepThread(for: .milliseconds(20))
+        }
+    }
+
+    private static func emptyReport(_ options: LabOptions) -> ListeningReport {
+        var report = ListeningReport(sinks: [], streams: [], end: 0)
+        report.server = options.server.rawValue
+        report.command = options.command
+        return report
+    }
+}
+
+/// The lab's background music: a documented test signal, so that a duck can be read off the
+/// monitor. A 220 Hz sine at -20 dBFS peak (-23 dBFS RMS), mono, `media.role=music`.
+package enum LabMusic {
+    package static let hertz = 220.0
+    package static let amplitude: Float = 0.1
+    package static let description = "220 Hz sine, -20 dBFS peak, media.role=music"
+    package static let properties = ["media.role": "music", "application.name": "duckprompt lab",
+                                     "media.name": "duckprompt lab music (220 Hz sine)", StreamLog.labProperty: "music"]
+}

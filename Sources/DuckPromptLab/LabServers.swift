@@ -1,0 +1,195 @@
+import DuckPrompt
+import DuckPromptService
+import FoundationEssentials
+import Glibc
+
+/// The lab's private world: a runtime directory (mode 0700) that is the servers' and
+/// COMMAND's `XDG_RUNTIME_DIR`, the servers' own HOME inside it, a session bus of its own
+/// (`dbus-daemon`, on which `duckprompt serve` is activatable), and the sound server: pipewire +
+/// wireplumber (no hardware monitors) + pipewire-pulse, or pulseaudio -n. Started in that
+/// order, stopped in the reverse one, by pid.
+package final class LabServers: @unchecked Sendable {
+    /// The private runtime directory.
+    package let directory: String
+    package let kind: LabServerKind
+    /// Every process started, in start order.
+    package private(set) var processes: [LabProcess] = []
+    /// The libpulse server string of the lab (`unix:DIR/pulse/native`).
+    package var pulseServer: String { "unix:\(directory)/pulse/native" }
+    /// The lab bus's address (`unix:path=DIR/bus`).
+    package var busAddress: String { "unix:path=\(directory)/bus" }
+    package var logs: String { "\(directory)/logs" }
+
+    /// The Debian package of each program the lab starts, for the error when one is missing.
+    package static let packages = ["dbus-daemon": "dbus-daemon", "pipewire": "pipewire-bin", "wireplumber": "wireplumber",
+                                   "pipewire-pulse": "pipewire-pulse", "pulseaudio": "pulseaudio"]
+
+    /// The programs a lab on `kind` starts, in order.
+    package static func programs(for kind: LabServerKind) -> [String] {
+        kind == .pipewire ? ["dbus-daemon", "pipewire", "wireplumber", "pipewire-pulse"] : ["dbus-daemon", "pulseaudio"]
+    }
+
+    /// Makes the directory and starts the bus and the server; returns once the server
+    /// answers libpulse.
+    /// - Parameters:
+    ///   - environment: the caller's environment (PATH is looked in; nothing of the user's
+    ///     session is passed on: `environment(base:)`).
+    ///   - serviceBinary: the `duckprompt` binary, made activatable on the lab's bus.
+    /// - Throws: `.unavailable` (exit 69) naming a missing program and its Debian package, or
+    ///   the server that did not answer within 10 s (its log's last lines in the message).
+    package init(kind: LabServerKind, environment: [String: String], serviceBinary: String?) throws {
+        self.kind = kind
+        for program in Self.programs(for: kind) where LabProcess.find(program, path: environment["PATH"]) == nil {
+            throw DuckPromptError(.unavailable, "cannot start a private \(kind.rawValue): \(program) is not installed "
+                                  + "(Debian package \(Self.packages[program] ?? program))")
+        }
+        var template = Array("\(environment["TMPDIR"] ?? "/tmp")/duckprompt-lab.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw DuckPromptError(.unavailable, "cannot make the lab's directory: \(String(cString: strerror(errno)))")
+        }
+        directory = String(cString: made)
+        chmod(directory, 0o700)
+        for sub in ["logs", "home/.config/wireplumber/main.lua.d", "home/.config/wireplumber/bluetooth.lua.d",
+                    "home/.local/state", "dbus-services"] {
+            try FileManager.default.createDirectory(atPath: "\(directory)/\(sub)", withIntermediateDirectories: true)
+        }
+        // Made before any server or client: pipewire-pulse 0.3.65 stat()s it, then mkdir()s it,
+        // and exits when a client's libpulse made it in between.
+        mkdir("\(directory)/pulse", 0o700)
+        do {
+            try start(environment: environment, serviceBinary: serviceBinary)
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// What the servers, the bus and COMMAND run with: the caller's environment without
+    /// anything that reaches the user's session (`PULSE_*`, `PIPEWIRE_*`, `DISPLAY`,
+    /// `WAYLAND_DISPLAY`, `DBUS_SESSION_BUS_ADDRESS`), and the lab's runtime directory, sound
+    /// server, PipeWire socket, bus and a client.conf without autospawn.
+    package func environment(base: [String: String]) -> [String: String] {
+        var env = base.filter { key, _ in
+            !key.hasPrefix("PULSE_") && !key.hasPrefix("PIPEWIRE_") && !["DISPLAY", "WAYLAND_DISPLAY",
+                "DBUS_SESSION_BUS_ADDRESS", "DBUS_STARTER_ADDRESS", "DBUS_STARTER_BUS_TYPE", "JACK_DEFAULT_SERVER"].contains(key)
+        }
+        env["XDG_RUNTIME_DIR"] = directory
+        env["PULSE_SERVER"] = pulseServer
+        env["PULSE_CLIENTCONFIG"] = "\(directory)/client.conf"
+        env["PIPEWIRE_REMOTE"] = "\(directory)/pipewire-0"
+        env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+        env["DUCKPROMPT_LAB_DIR"] = directory
+        env["DUCKPROMPT_LAB_SERVER"] = kind.rawValue
+        return env
+    }
+
+    private func start(environment base: [String: String], serviceBinary: String?) throws {
+        try write("autospawn = no\ncookie-file = \(directory)/home/.config/pulse/cookie\n", to: "client.conf")
+        try write("""
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <keep_umask/>
+              <listen>\(busAddress)</listen>
+              <auth>EXTERNAL</auth>
+              <servicedir>\(directory)/dbus-services</servicedir>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+
+            """, to: "bus.conf")
+        if let serviceBinary {
+            try write("[D-BUS Service]\nName=\(DuckPromptService.busName)\nExec=\(serviceBinary) serve --exit-idle 60\n",
+                      to: "dbus-services/\(DuckPromptService.busName).service")
+        }
+        let clients = environment(base: base)
+        // The servers get a HOME of their own: nothing of the user's configuration or saved
+        // volumes is read or written.
+        var servers = clients
+        servers["HOME"] = "\(directory)/home"
+        servers["XDG_CONFIG_HOME"] = "\(directory)/home/.config"
+        servers["XDG_STATE_HOME"] = "\(directory)/home/.local/state"
+        // The bus runs with the clients' environment: a service it activates inherits it.
+        try spawn("dbus-daemon", ["dbus-daemon", "--nofork", "--config-file=\(directory)/bus.conf"], clients)
+        try waitFor("the session bus", socket: "bus")
+        switch kind {
+        case .pipewire:
+            // No hardware monitors: a lab must not open the machine's sound cards or cameras,
+            // and the bluez monitor loads the logind module, which exits where there is no
+            // /run/systemd/seats (a container).
+            try write("-- duckprompt lab: headless, no hardware.\nalsa_monitor.enabled = false\n"
+                      + "v4l2_monitor.enabled = false\nlibcamera_monitor.enabled = false\n",
+                      to: "home/.config/wireplumber/main.lua.d/80-duckprompt-lab.lua")
+            try write("-- duckprompt lab: headless, no hardware.\nbluez_monitor.enabled = false\n",
+                      to: "home/.config/wireplumber/bluetooth.lua.d/80-duckprompt-lab.lua")
+            try spawn("pipewire", ["pipewire"], servers)
+            try waitFor("pipewire", socket: "pipewire-0")
+            try spawn("wireplumber", ["wireplumber"], servers)
+            try spawn("pipewire-pulse", ["pipewire-pulse"], servers)
+        case .pulseaudio:
+            // -n: no default.pa; the restore policy a desktop has, nothing that moves, corks
+            // or ducks streams by itself.
+            try spawn("pulseaudio", ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
+                                     "--log-target=stderr", "--use-pid-file=no", "-L", "module-native-protocol-unix",
+                                     "-L", "module-stream-restore", "-L", "module-always-sink",
+                                     "-L", "module-suspend-on-idle"], servers)
+        }
+        try waitFor(kind.rawValue, socket: "pulse/native")
+    }
+
+    private func write(_ text: String, to file: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: "\(directory)/\(file)"))
+    }
+
+    private func spawn(_ name: String, _ arguments: [String], _ environment: [String: String]) throws {
+        processes.append(try LabProcess(name: name, arguments, environment: environment, output: "\(logs)/\(name).log"))
+    }
+
+    /// Waits up to 10 s for `socket` (relative to the directory) to exist.
+    /// - Throws: `.unavailable` when a server ended or the time ran out, with its log's end.
+    private func waitFor(_ what: String, socket: String) throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var status = stat()
+        while stat("\(directory)/\(socket)", &status) != 0 || status.st_mode & S_IFMT != S_IFSOCK {
+            if let dead = processes.first(where: { $0.exitStatus != nil }) {
+                throw DuckPromptError(.unavailable, "\(dead.name) exited (status \(dead.exitStatus ?? 0)) before "
+                                      + "\(what) was ready\(lastLines(of: dead.name))")
+            }
+            guard ContinuousClock.now < deadline else {
+                throw DuckPromptError(.unavailable, "\(what) was not ready after 10 s\(lastLines(of: processes.last?.name ?? ""))")
+            }
+            sleepThread(for: .milliseconds(20))
+        }
+    }
+
+    /// `: LAST LINE` of a process's log, for an error message; empty when there is none.
+    package func lastLines(of name: String) -> String {
+        guard let data = FileManager.default.contents(atPath: "\(logs)/\(name).log") else { return "" }
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(1)
+        return lines.isEmpty ? "" : ": " + lines.joined(separator: " / ")
+    }
+
+    /// Every process still running of the lab's bus and servers, descendants included
+    /// (a `duckprompt serve` the bus activated).
+    package var running: [pid_t] {
+        processes.flatMap { [$0.pid] + LabProcess.descendants(of: $0.pid) }.filter(LabProcess.isRunning)
+    }
+
+    /// Stops every process, last started first (each with what it started: the activated
+    /// service goes with the bus). Safe to call twice.
+    package func stop() {
+        // First what the bus started (`duckprompt serve`), while the sound server is still
+        // there for it to restore every volume.
+        if let bus = processes.first { LabProcess.stop(LabProcess.descendants(of: bus.pid)) }
+        for process in processes.reversed() { process.stop() }
+    }
+
+    /// Removes the directory and everything in it.
+    package func remove() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}

@@ -1,0 +1,37 @@
+import DuckPrompt
+import DuckPromptProbe
+
+/// The lines `duckprompt lab` prints on standard error at the end: where each prompt went and
+/// how loud, how deep every other stream was ducked and whether it came back, in the words
+/// Scripts/demo has used. Pure.
+package enum LabSummary {
+    package static func lines(_ report: ListeningReport) -> [String] {
+        var lines: [String] = []
+        let streams = Dictionary(report.streams.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
+        func named(_ index: UInt32) -> String {
+            let app = streams[index]?.properties["application.name"].map { ", \($0)" } ?? ""
+            return "stream #\(index)\(app)"
+        }
+        if report.summary.prompts.isEmpty { lines.append("no prompt played (no stream of the command but music, video or game)") }
+        for prompt in report.summary.prompts {
+            if prompt.heard, let level = prompt.levelDbfs, let start = prompt.start, let end = prompt.end {
+                let shared = prompt.sharedWith.isEmpty ? "" : " (mixed with \(prompt.sharedWith.map { "#\($0)" }.joined(separator: ", ")))"
+                lines.append("prompt (\(named(prompt.stream))): heard on \(prompt.sink)'s monitor at "
+                             + "\(formatted("%.2f", level)) dBFS RMS, \(formatted("%.2f", start)) s to \(formatted("%.2f", end)) s\(shared)")
+            } else {
+                lines.append("prompt (\(named(prompt.stream))): played on \(prompt.sink) but NOT heard on its monitor")
+            }
+        }
+        for other in report.summary.others {
+            let what = other.role == "lab-music" ? "music" : other.mediaRole ?? "stream"
+            var line = "\(what) on \(other.sink) (\(named(other.stream))) under prompt #\(other.prompt): "
+            if let change = other.volumeChangeDb {
+                line += change == 0 ? "volume untouched" : "duck depth \(formatted("%.2f", -change)) dB (volume)"
+            }
+            if let level = other.levelChangeDb { line += ", \(formatted("%.2f", -level)) dB on the monitor" }
+            line += other.restored ? "; restored to exactly the volume it had" : "; NOT restored to the volume it had"
+            lines.append(line)
+        }
+        return lines
+    }
+}

@@ -1,0 +1,197 @@
+import CPulseAudio
+import DuckPrompt
+import Glibc
+
+/// One monitor recording's running sums (loop thread; guarded by the loop lock).
+private final class LevelBox: @unchecked Sendable {
+    let sink: String
+    var stream: OpaquePointer?
+    /// Finished windows: RMS in dBFS, nil for digital silence.
+    var levels: [Double?] = []
+    var sumOfSquares = 0.0
+    var inWindow = 0
+    /// Frames received in all (holes the server reported count as silence).
+    var frames = 0
+    /// The earliest instant frame 0 can have been heard, in monotonic ns: the least of
+    /// (a chunk's arrival − the frames received by then ÷ rate) over every chunk, and at most
+    /// when the recording started.
+    var origin: Int64
+    /// The server's timing answers: (monotonic ns, the frame heard then), one a chunk.
+    var timings: [(nanoseconds: UInt64, frames: Double)] = []
+    var timingPending = false
+    let bytesPerSecond = Double(BenchProbe.rate * 4 * MonitorLevels.channels)
+    init(sink: String, started: Int64) {
+        self.sink = sink
+        origin = started
+    }
+}
+
+/// Records sinks' monitors for `duckprompt lab` and keeps what a listener heard as 10 ms RMS
+/// levels (`LevelTimeline`), not the samples: a long run costs 100 values a second a sink.
+///
+/// All recordings share one connection. Each is stereo float32 at 48 kHz, 10 ms fragments; a
+/// window's level is the RMS of both channels' samples (a sine at full scale in both is
+/// -3 dBFS). A window's time comes from the chunks' arrival stamps: frame 0 is placed at the
+/// earliest (arrival − frames so far ÷ rate), so every frame is placed no later than it was
+/// heard, within the server's scheduling jitter of it. That bound is the fallback: after each
+/// chunk the recording asks the server which of its frames is being heard
+/// (`MonitorTiming.heardFrame`), and a window is placed by the answer nearest to it. This
+/// matters on PulseAudio, whose null sink renders a block of up to its latency ahead and hands
+/// it to the monitor at once, and on both servers after a sink was suspended
+/// (module-suspend-on-idle, WirePlumber's suspend-node), whose monitor sends nothing
+/// meanwhile: the windows after the pause are placed by the answers that follow it, and the
+/// pause is silent windows.
+/// Thread-safe: every call takes the loop lock.
+/// libpulse: `pa_stream_connect_record` (`PA_STREAM_ADJUST_LATENCY`) on `SINK.monitor`,
+/// `pa_stream_peek`, `pa_stream_drop`.
+package final class MonitorLevels: @unchecked Sendable {
+    /// Frames per window at the recording rate (10 ms at 48 kHz).
+    static let framesPerWindow = BenchProbe.rate / 100
+    /// Channels recorded: a stereo sink's own two, so that a level does not depend on how a
+    /// server mixes them down (PulseAudio averages left and right, PipeWire adds them).
+    static let channels = 2
+
+    private let connection: PulseConnection
+    private var boxes: [LevelBox] = []
+
+    /// Connects to the server at `server` (nil: the default).
+    /// - Throws: `.unavailable` when no server answers within `timeout`.
+    package init(server: String?, timeout: Duration = .seconds(5)) throws {
+        connection = try PulseConnection(server: server, clientName: "duckprompt lab recorder", timeout: timeout)
+    }
+
+    deinit { stop() }
+
+    /// The sinks being recorded.
+    package var sinks: [String] { connection.withLock { boxes.map(\.sink) } }
+
+    /// Starts recording `sink`'s monitor; nothing when it is recorded already.
+    /// - Throws: `.unavailable` when the server refuses the stream or does not connect it in
+    ///   time.
+    package func record(_ sink: String) throws {
+        try connection.withLock {
+            guard !boxes.contains(where: { $0.sink == sink }) else { return }
+            var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(BenchProbe.rate), channels: UInt8(Self.channels))
+            var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+                                      fragsize: UInt32(pa_usec_to_bytes(10_000, &spec)))
+            let props = pa_proplist_new()
+            defer { pa_proplist_free(props) }
+            pa_proplist_sets(props, StreamLog.labProperty, "recorder")
+            guard let stream = pa_stream_new_with_proplist(connection.context, "monitor of \(sink)", &spec, nil, props) else {
+                throw DuckPromptError(.unavailable, "cannot record \(sink).monitor: \(connection.lastErrorLocked)")
+            }
+            let box = LevelBox(sink: sink, started: Int64(monotonicNanoseconds()))
+            box.stream = stream
+            boxes.append(box)
+            pa_stream_set_state_callback(stream, { _, userdata in
+                pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
+            }, UnsafeMutableRawPointer(connection.mainloop))
+            pa_stream_set_read_callback(stream, { stream, _, userdata in
+                MonitorLevels.read(stream!, into: Unmanaged<LevelBox>.fromOpaque(userdata!).takeUnretainedValue())
+            }, Unmanaged.passUnretained(box).toOpaque())
+            guard pa_stream_connect_record(stream, "\(sink).monitor", &attr, PA_STREAM_ADJUST_LATENCY) >= 0 else {
+                throw DuckPromptError(.unavailable, "cannot record \(sink).monitor: \(connection.lastErrorLocked)")
+            }
+            let deadline = ContinuousClock.now + connection.answerTimeout
+            try connection.withWakeupLocked(at: deadline) {
+                while pa_stream_get_state(stream) != PA_STREAM_READY {
+                    let state = pa_stream_get_state(stream)
+                    guard state != PA_STREAM_FAILED, state != PA_STREAM_TERMINATED, connection.isAliveLocked else {
+                        throw DuckPromptError(.unavailable, "cannot record \(sink).monitor: \(connection.lastErrorLocked)")
+                    }
+                    guard ContinuousClock.now < deadline else { throw connection.silentServerError("recording \(sink).monitor") }
+                    connection.waitLocked()
+                }
+            }
+        }
+    }
+
+    /// The read callback: adds each chunk's squares to the windows (loop thread).
+    private static func read(_ stream: OpaquePointer, into box: LevelBox) {
+        let now = Int64(monotonicNanoseconds())
+        var data: UnsafeRawPointer? = nil
+        var size = 0
+        while pa_stream_peek(stream, &data, &size) >= 0, size > 0 {
+            let frames = size / (4 * channels)
+            let floats = data?.bindMemory(to: Float.self, capacity: frames * channels)
+            for frame in 0..<frames {
+                for channel in 0..<channels {
+                    let sample = Double(floats?[frame * channels + channel] ?? 0)
+                    box.sumOfSquares += sample * sample
+                }
+                box.inWindow += 1
+                if box.inWindow == framesPerWindow {
+                    box.levels.append(LevelTimeline.decibels(sumOfSquares: box.sumOfSquares, count: framesPerWindow * channels))
+                    box.sumOfSquares = 0
+                    box.inWindow = 0
+                }
+            }
+            box.frames += frames
+            pa_stream_drop(stream)
+        }
+        box.origin = min(box.origin, now - Int64(box.frames) * 1_000_000_000 / Int64(BenchProbe.rate))
+        guard !box.timingPending, let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
+            let box = Unmanaged<LevelBox>.fromOpaque(userdata!).takeUnretainedValue()
+            box.timingPending = false
+            guard success != 0, let stream,
+                  let heard = MonitorTiming.heardFrame(stream, framesReceived: box.frames, bytesPerSecond: box.bytesPerSecond,
+                                                       rate: BenchProbe.rate) else { return }
+            box.timings.append(heard)
+        }, Unmanaged.passUnretained(box).toOpaque()) else { return }
+        box.timingPending = true
+        pa_operation_unref(op)
+    }
+
+    /// What each sink's monitor heard so far, windows placed on a clock whose 0 is `zero`
+    /// (monotonic ns) by `placed(levels:timings:origin:zero:)`; a sink that delivered nothing
+    /// yet has no windows.
+    package func timelines(zero: UInt64) -> [(sink: String, timeline: LevelTimeline)] {
+        connection.withLock {
+            boxes.map { box in
+                (box.sink, Self.placed(levels: box.levels, timings: box.timings, origin: box.origin, zero: zero))
+            }
+        }
+    }
+
+    /// The windows on a regular 10 ms grid of the lab's clock. Each window goes where the
+    /// timing answer nearest to it (by frame) puts it: answer k says frame f_k was heard at
+    /// t_k, so frame f was heard at t_k + (f − f_k) ÷ rate. Grid slots no window lands in
+    /// (the sink was suspended) are silence; a later window replaces an earlier one in the
+    /// same slot. With no answer, every window follows `origin` (the arrival bound). Pure.
+    /// - Parameters:
+    ///   - levels: the windows in recording order (dBFS, nil for silence).
+    ///   - timings: (monotonic ns, frame heard then), frames rising.
+    ///   - origin: monotonic ns of frame 0 by the arrival bound.
+    ///   - zero: the lab clock's 0 in monotonic ns.
+    static func placed(levels: [Double?], timings: [(nanoseconds: UInt64, frames: Double)], origin: Int64,
+                       zero: UInt64) -> LevelTimeline {
+        let rate = Double(BenchProbe.rate), window = Double(framesPerWindow)
+        let start = Double(origin - Int64(zero)) / 1e9
+        guard !timings.isEmpty, !levels.isEmpty else { return LevelTimeline(start: start, levels: levels) }
+        var k = 0
+        let times = levels.indices.map { w -> Double in
+            let frame = Double(w) * window
+            while k + 1 < timings.count && abs(timings[k + 1].frames - frame) <= abs(timings[k].frames - frame) { k += 1 }
+            return (Double(timings[k].nanoseconds) - Double(zero)) / 1e9 + (frame - timings[k].frames) / rate
+        }
+        let first = times.min() ?? start
+        let slots = times.map { Int((($0 - first) / LevelTimeline.windowSeconds).rounded()) }
+        var grid = [Double?](repeating: nil, count: (slots.max() ?? 0) + 1)
+        for (slot, level) in zip(slots, levels) { grid[slot] = level }
+        return LevelTimeline(start: first, levels: grid)
+    }
+
+    /// Ends every recording (`pa_stream_disconnect`); what was recorded stays readable.
+    package func stop() {
+        connection.withLock {
+            for box in boxes {
+                guard let stream = box.stream else { continue }
+                pa_stream_set_read_callback(stream, nil, nil)
+                pa_stream_set_state_callback(stream, nil, nil)
+                pa_stream_disconnect(stream)
+                pa_stream_unref(stream)
+                box.stream = nil
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Testing
+@testable import DuckPrompt
+@testable import DuckPromptLab
+@testable import DuckPromptProbe
+
+@Suite("LevelTimeline")
+struct LevelTimelineTests {
+    /// `pattern`: one character a 10 ms window: `#` heard at -10 dBFS, `.` silence, `q` -80 dBFS.
+    static func timeline(_ pattern: String, start: Double = 0) -> LevelTimeline {
+        LevelTimeline(start: start, levels: pattern.map { $0 == "#" ? -10 : $0 == "q" ? -80 : nil })
+    }
+
+    @Test("heard stretches: windows over -70 dBFS, gaps of up to 5 windows bridged, at least 2 windows", arguments: [
+        ("....", [(Double, Double)]()),
+        ("..##..", [(0.02, 0.04)]),
+        ("#.....#", [(0.0, 0.07)]),              // a 5-window gap is bridged
+        ("#......#", [(Double, Double)]()),      // 6 quiet windows split it; each part is 1 window: dropped
+        ("##......##", [(0.0, 0.02), (0.08, 0.1)]),
+        ("qq##qq", [(0.02, 0.04)]),              // -80 dBFS is not heard
+    ])
+    func stretches(pattern: String, expected: [(Double, Double)]) {
+        let heard = Self.timeline(pattern).heardStretches
+        #expect(heard.count == expected.count)
+        for (stretch, (start, end)) in zip(heard, expected) {
+            #expect(abs(stretch.start - start) < 1e-9 && abs(stretch.end - end) < 1e-9, "\(stretch)")
+            #expect(stretch.level == -10)
+        }
+    }
+
+    @Test("times follow the start; the median counts silence as -200 dBFS")
+    func medians() {
+        let timeline = LevelTimeline(start: -1.0, levels: [-20, -20, -40, nil, -40])
+        #expect(timeline.window(at: -1.0) == 0 && timeline.window(at: -0.975) == 2)
+        #expect(timeline.medianLevel(from: -1.0, to: -0.98) == -20)
+        #expect(timeline.medianLevel(from: -0.98, to: -0.95) == -40)
+        #expect(timeline.medianLevel(from: -0.97, to: -0.96) == -200)
+        #expect(timeline.medianLevel(from: 5, to: 6) == nil)
+        #expect(LevelTimeline.decibels(sumOfSquares: 0, count: 480) == nil)
+        #expect(abs(LevelTimeline.decibels(sumOfSquares: 480 * 0.01, count: 480)! - -20) < 1e-9)
+    }
+}
+
+@Suite("ListeningReport")
+struct ListeningReportTests {
+    static let full = VolumeState(volume: ChannelVolumes([65536, 65536]), mute: false)
+    static let ducked = VolumeState(volume: ChannelVolumes([VolumeMath.volume(fromDecibels: -20), VolumeMath.volume(fromDecibels: -20)]), mute: false)
+    static let halfway = VolumeState(volume: ChannelVolumes([VolumeMath.volume(fromDecibels: -10), VolumeMath.volume(fromDecibels: -10)]), mute: false)
+
+    /// Music on `speaker` from -2 s, at -23 dBFS and -43 while ducked from 0.2 to 1.2 s; a
+    /// prompt on `prompt sink` from 0.0 to 1.4 s, heard from 0.25 to 1.25 s at -12 dBFS.
+    static func run(promptSink: String = "bt_headset", musicAfter: VolumeState = full,
+                    promptRole: String? = "navigation") -> ListeningReport {
+        let windows = 360   // -2.0 ... 1.6 s
+        func at(_ i: Int) -> Double { -2.0 + Double(i) * 0.01 }
+        let musicLevels: [Double?] = (0..<windows).map { i in at(i) >= 0.2 && at(i) < 1.2 ? -43 : -23 }
+        let promptLevels: [Double?] = (0..<windows).map { i in at(i) >= 0.25 && at(i) < 1.25 ? -12 : nil }
+        let speaker = LevelTimeline(start: -2.0, levels: promptSink == "speaker"
+            ? zip(musicLevels, promptLevels).map { m, p in p.map { max($0, m ?? -200) } ?? m } : musicLevels)
+        let headset = LevelTimeline(start: -2.0, levels: promptSink == "speaker" ? Array(repeating: nil, count: windows) : promptLevels)
+        var promptProperties = ["application.name": "duckprompt"]
+        if let promptRole { promptProperties["media.role"] = promptRole }
+        let streams = [
+            StreamRecord(index: 3, properties: LabMusic.properties, start: -1.9, sinks: [Timed(-1.9, "speaker")],
+                         volumes: [Timed(-1.9, full), Timed(0.1, halfway), Timed(0.2, ducked), Timed(1.3, halfway), Timed(1.5, musicAfter)]),
+            StreamRecord(index: 5, properties: promptProperties, start: 0.0, end: 1.4, sinks: [Timed(0.0, promptSink)],
+                         volumes: [Timed(0.0, full)]),
+        ]
+        return ListeningReport(sinks: [("speaker", "speaker", "speaker", true, speaker),
+                                       ("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                               streams: streams, end: 1.6)
+    }
+
+    @Test("the prompt is heard on the headset; the music went 20 dB down, by volume and on its monitor, and came back exactly")
+    func duckedAndRestored() throws {
+        let report = Self.run()
+        let prompt = try #require(report.summary.prompts.first)
+        #expect(report.summary.prompts.count == 1)
+        #expect(prompt.stream == 5 && prompt.sink == "bt_headset" && prompt.heard)
+        #expect(prompt.start == 0.25 && prompt.end == 1.25 && prompt.levelDbfs == -12 && prompt.sharedWith.isEmpty)
+        let music = try #require(report.summary.others.first)
+        #expect(report.summary.others.count == 1)
+        #expect(music.stream == 3 && music.role == "lab-music" && music.mediaRole == "music" && music.prompt == 5)
+        #expect(music.volumeBeforeDb == 0 && music.volumeChangeDb == -20)
+        #expect(music.levelChangeDb == -20)
+        #expect(music.restored)
+        #expect(report.sinks.map(\.name) == ["speaker", "bt_headset"])
+        #expect(report.sinks[1].heard == [ListeningReport.Span(start: 0.25, end: 1.25, levelDbfs: -12)])
+        #expect(report.streams.map(\.role) == ["lab-music", "prompt"])
+        #expect(report.streams[0].volumes.map(\.raw) == [[65536, 65536], Self.halfway.volume.values, Self.ducked.volume.values,
+                                                         Self.halfway.volume.values, [65536, 65536]])
+    }
+
+    @Test("a stream left 1 step off its volume is not restored")
+    func notRestored() throws {
+        let off = VolumeState(volume: ChannelVolumes([65535, 65536]), mute: false)
+        #expect(try #require(Self.run(musicAfter: off).summary.others.first).restored == false)
+        let muted = VolumeState(volume: ChannelVolumes([65536, 65536]), mute: true)
+        #expect(try #require(Self.run(musicAfter: muted).summary.others.first).restored == false)
+    }
+
+    @Test("a prompt on the music's own sink: its level is the mix, and the monitor gives no duck depth")
+    func sameSink() throws {
+        let report = Self.run(promptSink: "speaker")
+        let prompt = try #require(report.summary.prompts.first)
+        #expect(prompt.sink == "speaker" && prompt.heard && prompt.sharedWith == [3])
+        let music = try #require(report.summary.others.first)
+        #expect(music.levelChangeDb == nil && music.volumeChangeDb == -20)
+        #expect(report.sinks[1].heard.isEmpty)
+    }
+
+    @Test("which streams are prompts: any of the command's but music, video, game, movie and production")
+    func roles() {
+        for (role, expected) in [("music", "other"), ("Video", "other"), ("game", "other"), ("event", "prompt"),
+                                 ("phone", "prompt"), (nil, "prompt")] as [(String?, String)] {
+            let report = Self.run(promptRole: role)
+            #expect(report.streams[1].role == expected, "\(role ?? "no role")")
+            #expect(report.summary.prompts.count == (expected == "prompt" ? 1 : 0))
+        }
+    }
+
+    @Test("the lab's recorder streams are not shown; a prompt with no sound on its sink is not heard")
+    func notHeard() throws {
+        let silent = LevelTimeline(start: 0, levels: Array(repeating: nil, count: 100))
+        let streams = [StreamRecord(index: 9, properties: [:], start: 0.1, end: 0.5, sinks: [Timed(0.1, "a")], volumes: [Timed(0.1, Self.full)]),
+                       StreamRecord(index: 10, properties: [StreamLog.labProperty: "recorder"], start: 0, sinks: [Timed(0, "a")], volumes: [])]
+        let report = ListeningReport(sinks: [("a", nil, "virtual", true, silent)], streams: streams, end: 1)
+        #expect(report.streams.map(\.index) == [9])
+        let prompt = try #require(report.summary.prompts.first)
+        #expect(!prompt.heard && prompt.start == nil && prompt.levelDbfs == nil)
+        #expect(LabSummary.lines(report).contains { $0.contains("NOT heard") })
+    }
+
+    @Test("the summary says where the prompt was heard, the duck depth, and restored")
+    func summaryLines() {
+        let lines = LabSummary.lines(Self.run())
+        #expect(lines.count == 2)
+        #expect(lines[0].hasPrefix("prompt (stream #5, duckprompt): heard on bt_headset's monitor at -12.00 dBFS RMS, 0.25 s to 1.25 s"))
+        #expect(lines[1] == "music on speaker (stream #3, duckprompt lab) under prompt #5: duck depth 20.00 dB (volume), "
+                + "20.00 dB on the monitor; restored to exactly the volume it had")
+    }
+}
+
+@Suite("MonitorLevels placement")
+struct MonitorPlacementTests {
+    static let second: UInt64 = 1_000_000_000
+
+    @Test("without timing answers every window follows the arrival bound")
+    func arrivalBound() {
+        let timeline = MonitorLevels.placed(levels: [-10, nil, -20], timings: [], origin: Int64(3 * Self.second), zero: 2 * Self.second)
+        #expect(timeline.start == 1.0 && timeline.levels == [-10, nil, -20])
+    }
+
+    @Test("a sink suspended for 2 s: the windows after the pause go where the server's answers put them, the pause is silence")
+    func pause() {
+        // 10 windows heard from 0 s, then (the sink suspended, nothing sent) 10 more from 2.1 s.
+        let levels: [Double?] = Array(repeating: -10, count: 10) + Array(repeating: -30, count: 10)
+        let timings: [(nanoseconds: UInt64, frames: Double)] = [
+            (Self.second / 20, 2400), (Self.second * 21 / 10 + Self.second / 20, 7200),
+        ]
+        let timeline = MonitorLevels.placed(levels: levels, timings: timings, origin: 0, zero: 0)
+        #expect(abs(timeline.start) < 1e-9)
+        #expect(timeline.levels.count == 220)
+        #expect(timeline.levels[0..<10].allSatisfy { $0 == -10 })
+        #expect(timeline.levels[10..<210].allSatisfy { $0 == nil })
+        #expect(timeline.levels[210..<220].allSatisfy { $0 == -30 })
+        #expect(timeline.heardStretches.map(\.start) == [0, 2.1])
+    }
+
+    @Test("an answer that places the recording 40 ms later than its arrival bound moves every window 40 ms")
+    func shifted() {
+        let timings: [(nanoseconds: UInt64, frames: Double)] = [(Self.second + 40_000_000, 48_000)]
+        let timeline = MonitorLevels.placed(levels: [-10, -10], timings: timings, origin: 0, zero: 0)
+        #expect(abs(timeline.start - 0.04) < 1e-9 && timeline.levels == [-10, -10])
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+
+/// `duckprompt lab` run from the tests: its own private server (the one the step runs on:
+/// `--server $DUCKPROMPT_TEST_SERVER`), its report read as a user's test would.
+@Suite(.serialized)
+struct LabIntegrationTests {
+    /// A lab run: its exit, standard error and the report (`--report FILE`), parsed.
+    struct LabRun {
+        var result: ProcessResult
+        var report: [String: Any]
+
+        var summary: [String: Any] { report["summary"] as? [String: Any] ?? [:] }
+        var prompts: [[String: Any]] { summary["prompts"] as? [[String: Any]] ?? [] }
+        var others: [[String: Any]] { summary["others"] as? [[String: Any]] ?? [] }
+        var sinks: [[String: Any]] { report["sinks"] as? [[String: Any]] ?? [] }
+        func sink(_ name: String) -> [String: Any]? { sinks.first { $0["name"] as? String == name } }
+        var processes: [String: Int32] {
+            (report["processes"] as? [String: Any] ?? [:]).compactMapValues { ($0 as? NSNumber)?.int32Value }
+        }
+    }
+
+    static func lab(_ options: [String], _ command: [String]) throws -> LabRun {
+        try TestServer.requireServer()
+        let report = TestAudio.directory.appendingPathComponent("lab-\(UUID().uuidString).json").path
+        let result = try run([duckpromptBinary, "lab", "--server", TestServer.kind, "--report", report] + options + ["--"] + command,
+                             check: false)
+        let data = FileManager.default.contents(atPath: report) ?? Data()
+        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return LabRun(result: result, report: json)
+    }
+
+    /// Every process the lab started has ended.
+    static func nothingLeft(_ lab: LabRun) -> [String] {
+        lab.processes.compactMap { name, pid in
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            let state = stat.split(separator: ")").last?.split(separator: " ").first
+            return stat.isEmpty || state == "Z" ? nil : "\(name) (pid \(pid)) still runs"
+        }
+    }
+
+    @Test("duckprompt play with music: the prompt heard on the Bluetooth headset, the music 20 ± 1 dB down meanwhile and back to its exact volume")
+    func promptWithMusic() throws {
+        let prompt = try TestAudio.sine("lab-prompt.wav", hertz: 880, seconds: 1.5)
+        let lab = try Self.lab(["--music"], [duckpromptBinary, "play", prompt])
+        #expect(lab.result.status == 0, "\(lab.result.stderr)")
+        #expect(lab.prompts.count == 1, "\(lab.summary) \(lab.result.stderr)")
+        let heard = try #require(lab.prompts.first)
+        #expect(heard["sink"] as? String == "bt_headset" && heard["heard"] as? Bool == true, "\(heard)")
+        let start = try #require(heard["start"] as? Double), end = try #require(heard["end"] as? Double)
+        #expect(end - start > 1.3 && end - start < 1.8, "heard \(start) to \(end)")
+        let music = try #require(lab.others.first, "\(lab.summary)")
+        #expect(music["role"] as? String == "lab-music" && music["sink"] as? String == "speaker")
+        let volume = try #require(music["volume_change_db"] as? Double), level = try #require(music["level_change_db"] as? Double)
+        #expect(abs(volume + 20) <= 1 && abs(level + 20) <= 1, "\(music)")
+        #expect(music["restored"] as? Bool == true, "\(music)")
+        // Nowhere else: the speaker carried the music alone, the headset nothing before the prompt.
+        let headset = try #require(lab.sink("bt_headset"))
+        #expect((headset["heard"] as? [[String: Any]])?.count == 1, "\(headset["heard"] ?? "")")
+        #expect(headset["classified_kind"] as? String == "bluetooth-a2dp" && headset["emulated_kind"] as? String == "bluetooth-a2dp")
+        #expect(lab.sink("speaker")?["classified_kind"] as? String == "speaker")
+        #expect(lab.result.stderr.contains("heard on bt_headset's monitor"), "\(lab.result.stderr)")
+        #expect(lab.result.stderr.contains("restored to exactly the volume it had"), "\(lab.result.stderr)")
+        #expect(Self.nothingLeft(lab).isEmpty, "\(Self.nothingLeft(lab))")
+    }
+
+    @Test("paplay of a tone on a named sink: heard there and nowhere else; every emulated kind is classified as itself")
+    func paplayOnNamedSink() throws {
+        let tone = try TestAudio.sine("lab-tone.wav", hertz: 440, seconds: 0.5)
+        let devices = ["speaker", "headphones", "bluetooth-hfp", "usb", "hdmi=tv", "line-out", "car"]
+        let lab = try Self.lab(devices.flatMap { ["--device", $0] }, ["paplay", "-d", "tv", tone])
+        #expect(lab.result.status == 0, "\(lab.result.stderr)")
+        let prompt = try #require(lab.prompts.first, "\(lab.summary)")
+        #expect(lab.prompts.count == 1 && prompt["sink"] as? String == "tv" && prompt["heard"] as? Bool == true, "\(prompt)")
+        for sink in lab.sinks {
+            let heard = sink["heard"] as? [[String: Any]] ?? []
+            #expect(heard.count == (sink["name"] as? String == "tv" ? 1 : 0), "\(sink["name"] ?? "") \(heard)")
+            #expect(sink["classified_kind"] as? String == sink["emulated_kind"] as? String, "\(sink["name"] ?? "")")
+        }
+        #expect(lab.sinks.count == devices.count, "\(lab.sinks.map { $0["name"] ?? "" })")
+        #expect(lab.sink("speaker")?["is_default"] as? Bool == true)
+    }
+
+    @Test("COMMAND's exit status comes back")
+    func exitStatus() throws {
+        let lab = try Self.lab([], ["sh", "-c", "test -n \"$PULSE_SERVER\" && pactl info >/dev/null && exit 3"])
+        #expect(lab.result.status == 3, "\(lab.result.stderr)")
+        #expect(lab.report["exit_status"] as? Int == 3)
+        #expect(Self.nothingLeft(lab).isEmpty, "\(Self.nothingLeft(lab))")
+    }
+
+    @Test("a hung COMMAND is stopped at --timeout: exit 124, and nothing the lab started runs on (checked by pid)")
+    func timeout() throws {
+        let pidFile = TestAudio.directory.appendingPathComponent("lab-hung-\(UUID().uuidString).pid").path
+        let lab = try Self.lab(["--timeout", "2"], ["sh", "-c", "sleep 1000 & echo $! > \(pidFile); wait"])
+        #expect(lab.result.status == 124, "\(lab.result.stderr)")
+        #expect(lab.result.seconds < timeLimit(15), "took \(lab.result.seconds) s")
+        #expect(lab.report["timed_out"] as? Bool == true)
+        let sleeper = try #require(Int32((try String(contentsOfFile: pidFile, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let state = (try? String(contentsOfFile: "/proc/\(sleeper)/stat", encoding: .utf8)) ?? ""
+        #expect(state.isEmpty || state.contains(") Z"), "the command's child \(sleeper) still runs: \(state)")
+        #expect(lab.processes.count >= 3, "\(lab.processes)")
+        #expect(Self.nothingLeft(lab).isEmpty, "\(Self.nothingLeft(lab))")
+    }
+
+    @Test("SIGTERM and SIGINT to the lab: COMMAND and everything else stopped (checked by pid), exit 128+N", arguments: [SIGTERM, SIGINT])
+    func signalled(signal: Int32) throws {
+        try TestServer.requireServer()
+        let report = TestAudio.directory.appendingPathComponent("lab-signal-\(UUID().uuidString).json").path
+        let lab = try Background([duckpromptBinary, "lab", "--server", TestServer.kind, "--report", report, "--",
+                                  "sleep", "1000"], captureStderr: true)
+        #expect(eventually(timeout: timeLimit(15)) { String(decoding: lab.bytes, as: UTF8.self).contains("lab: running sleep") },
+                "\(String(decoding: lab.bytes, as: UTF8.self))")
+        kill(lab.process.processIdentifier, signal)
+        let status = lab.wait(timeout: timeLimit(10))
+        #expect(status == 128 + signal, "\(String(decoding: lab.bytes, as: UTF8.self))")
+        let json = (try? JSONSerialization.jsonObject(with: FileManager.default.contents(atPath: report) ?? Data())) as? [String: Any] ?? [:]
+        let run = LabRun(result: ProcessResult(status: status ?? -1, stdout: "", stderr: "", seconds: 0), report: json)
+        #expect(run.processes["command"] != nil && run.processes.count >= 3, "\(json.keys)")
+        #expect(Self.nothingLeft(run).isEmpty, "\(Self.nothingLeft(run))")
+    }
+}
