@@ -18,8 +18,9 @@ package struct LabOutcome: Sendable {
 ///
 /// Steps: `LabServers` (directory, bus, server) → the emulated devices' null sinks and the
 /// default sink → `MonitorLevels` on every sink and `StreamLog` → the music (if asked) until it
-/// is heard, and a second of it → COMMAND, until it ends, `--timeout` or a signal → 300 ms more
-/// of recording → everything stopped, by pid, in reverse order → `ListeningReport`.
+/// is heard, and a second of it → COMMAND, until it ends, `--timeout` or a signal → the
+/// service the bus activated, if any, until it leaves (2 s idle) → 300 ms more of recording →
+/// everything stopped, by pid, in reverse order → `ListeningReport`.
 package final class Lab: @unchecked Sendable {
     private let options: LabOptions
     private let lock = Lock()
@@ -134,6 +135,13 @@ package final class Lab: @unchecked Sendable {
             process.stop()
             status = nil
         } else {
+            // Prompts COMMAND queued on the lab's service play to their end: the service
+            // leaves once idle (`LabServers.serviceIdleSeconds`). Bounded by what is left of
+            // --timeout, else a minute.
+            let left = deadline.map { $0 - ContinuousClock.now } ?? .seconds(60)
+            if !servers.waitForActivated(limit: max(.zero, left)) {
+                say("lab: duckprompt serve still runs after \(options.command[0]) ended: stopping it")
+            }
             sleepThread(for: .milliseconds(Int(Self.tailSeconds * 1000)))
         }
         let exit: Int32 = if let signal = interrupted { 128 + signal } else if timedOut { 124 } else { status ?? 0 }

@@ -141,19 +141,16 @@ package final class LabProcess: @unchecked Sendable {
         return state != nil && state != "Z" && state != "X"
     }
 
+    /// Every process of process group `group` but its leader, from `/proc/*/stat`: what a
+    /// process the lab started, itself a group leader, started and let go (dbus-daemon's
+    /// activation forks twice, and its service's parent is then init).
+    package static func members(ofGroup group: pid_t) -> [pid_t] {
+        processTable().filter { $0.group == group && $0.pid != group }.map(\.pid)
+    }
+
     /// Every descendant of `pid` (children, their children …), from `/proc/*/stat`.
     package static func descendants(of pid: pid_t) -> [pid_t] {
-        guard let dir = opendir("/proc") else { return [] }
-        defer { closedir(dir) }
-        var parent: [pid_t: pid_t] = [:]
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let child = pid_t(name),
-                  let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 1, let ppid = pid_t(fields[1]) { parent[child] = ppid }
-        }
+        let parent = Dictionary(processTable().map { ($0.pid, $0.parent) }, uniquingKeysWith: { a, _ in a })
         var found: [pid_t] = []
         var frontier: Set<pid_t> = [pid]
         while !frontier.isEmpty {
@@ -162,5 +159,23 @@ package final class LabProcess: @unchecked Sendable {
             frontier = Set(next)
         }
         return found
+    }
+
+    /// Each process's pid, parent and process group (fields 4 and 5 of /proc/PID/stat).
+    private static func processTable() -> [(pid: pid_t, parent: pid_t, group: pid_t)] {
+        guard let dir = opendir("/proc") else { return [] }
+        defer { closedir(dir) }
+        var table: [(pid: pid_t, parent: pid_t, group: pid_t)] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let pid = pid_t(name),
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 2, let parent = pid_t(fields[1]), let group = pid_t(fields[2]) {
+                table.append((pid, parent, group))
+            }
+        }
+        return table
     }
 }

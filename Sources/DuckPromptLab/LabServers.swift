@@ -103,7 +103,9 @@ package final class LabServers: @unchecked Sendable {
 
             """, to: "bus.conf")
         if let serviceBinary {
-            try write("[D-BUS Service]\nName=\(DuckPromptService.busName)\nExec=\(serviceBinary) serve --exit-idle 60\n",
+            // --exit-idle: once COMMAND is done, the lab waits for it to leave by itself, so
+            // that the prompts an app fired and forgot are heard whole (`waitForActivated`).
+            try write("[D-BUS Service]\nName=\(DuckPromptService.busName)\nExec=\(serviceBinary) serve --exit-idle \(Self.serviceIdleSeconds)\n",
                       to: "dbus-services/\(DuckPromptService.busName).service")
         }
         let clients = environment(base: base)
@@ -173,18 +175,28 @@ package final class LabServers: @unchecked Sendable {
         return lines.isEmpty ? "" : ": " + lines.joined(separator: " / ")
     }
 
-    /// Every process still running of the lab's bus and servers, descendants included
-    /// (a `duckprompt serve` the bus activated).
-    package var running: [pid_t] {
-        processes.flatMap { [$0.pid] + LabProcess.descendants(of: $0.pid) }.filter(LabProcess.isRunning)
+    /// How long the lab's activated `duckprompt serve` stays with nothing to do.
+    package static let serviceIdleSeconds = 2
+
+    /// Waits until what the bus activated (`duckprompt serve`) has left by itself, at most
+    /// `limit`. - Returns: whether it did (or there was none).
+    package func waitForActivated(limit: Duration) -> Bool {
+        guard let bus = processes.first else { return true }
+        let deadline = ContinuousClock.now + limit
+        while LabProcess.members(ofGroup: bus.pid).contains(where: LabProcess.isRunning) {
+            guard ContinuousClock.now < deadline else { return false }
+            sleepThread(for: .milliseconds(50))
+        }
+        return true
     }
 
-    /// Stops every process, last started first (each with what it started: the activated
-    /// service goes with the bus). Safe to call twice.
+    /// Stops every process, last started first: first what the bus activated (in the bus's
+    /// process group), then each server and the bus with its group and descendants. Safe to
+    /// call twice.
     package func stop() {
         // First what the bus started (`duckprompt serve`), while the sound server is still
         // there for it to restore every volume.
-        if let bus = processes.first { LabProcess.stop(LabProcess.descendants(of: bus.pid)) }
+        if let bus = processes.first { LabProcess.stop(LabProcess.members(ofGroup: bus.pid)) }
         for process in processes.reversed() { process.stop() }
     }
 

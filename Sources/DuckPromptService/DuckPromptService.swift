@@ -128,6 +128,12 @@ public final class DuckPromptService: Sendable {
             switch method {
             case DP_BUS_PLAY:
                 let files = try call.readStrings()
+                // A relative path would be read from the service's working directory, not the
+                // caller's (under D-Bus activation, /): refused, not guessed.
+                if let relative = files.first(where: { !$0.hasPrefix("/") }) {
+                    throw DuckPromptError(.usage, "'\(relative)' is not an absolute path: the service cannot know "
+                                          + "the caller's working directory")
+                }
                 let options = try readOptions(call)
                 try admit(call.sender)
                 // The service's rights are the user's: only regular files it may read, never a

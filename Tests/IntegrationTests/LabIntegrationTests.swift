@@ -81,6 +81,23 @@ struct LabIntegrationTests {
         #expect(lab.sink("speaker")?["is_default"] as? Bool == true)
     }
 
+    @Test("gdbus Play on the lab's bus: the service is activated, its fire-and-forget prompt heard whole, then it leaves")
+    func serviceOnTheLabBus() throws {
+        let prompt = try TestAudio.sine("lab-service.wav", hertz: 660, seconds: 1.2)
+        let lab = try Self.lab(["--music"], ["gdbus", "call", "--session", "--dest", "io.github.duckprompt.DuckPrompt1",
+                                             "--object-path", "/io/github/duckprompt/DuckPrompt1", "--method",
+                                             "io.github.duckprompt.DuckPrompt1.Play", "['\(prompt)']", "{}"])
+        #expect(lab.result.status == 0 && lab.result.stdout.contains("(uint64 1,)"), "\(lab.result.stdout) \(lab.result.stderr)")
+        let heard = try #require(lab.prompts.first, "\(lab.summary) \(lab.result.stderr)")
+        #expect(heard["sink"] as? String == "bt_headset" && heard["heard"] as? Bool == true, "\(heard)")
+        let start = try #require(heard["start"] as? Double), end = try #require(heard["end"] as? Double)
+        #expect(end - start > 1.1 && end - start < 1.5, "heard \(start) to \(end): the lab waited for the service")
+        let music = try #require(lab.others.first, "\(lab.summary)")
+        #expect(abs((music["level_change_db"] as? Double ?? 0) + 20) <= 1 && music["restored"] as? Bool == true, "\(music)")
+        let serving = try run(["pgrep", "-f", "duckprompt serve --exit-idle"], check: false)
+        #expect(serving.stdout.isEmpty, "a lab's service still runs: \(serving.stdout)")
+    }
+
     @Test("COMMAND's exit status comes back")
     func exitStatus() throws {
         let lab = try Self.lab([], ["sh", "-c", "test -n \"$PULSE_SERVER\" && pactl info >/dev/null && exit 3"])

@@ -19,8 +19,17 @@ struct ServiceIntegrationTests {
 
         init(_ options: [String] = []) throws {
             monitor = try Background(["gdbus", "monitor", "--session", "--dest", ServiceIntegrationTests.name])
-            process = try Background([duckpromptBinary, "serve"] + options, captureStderr: true)
-            guard try eventually(timeout: timeLimit(5), { try Self.owned() }) else {
+            do {
+                process = try Background([duckpromptBinary, "serve"] + options, captureStderr: true)
+            } catch {
+                monitor.stop()
+                throw error
+            }
+            // A service that did not start takes its monitor with it (a monitor left running
+            // outlives the test, and its bus).
+            guard (try? eventually(timeout: timeLimit(5), { try Self.owned() })) == true else {
+                monitor.stop()
+                process.stop()
                 throw TestFailure("serve did not take its bus name: \(String(decoding: process.bytes, as: UTF8.self))")
             }
         }
@@ -118,7 +127,7 @@ struct ServiceIntegrationTests {
         return (lowest, outcome, heard)
     }
 
-    @Test("A missing file is io.github.duckprompt.DuckPrompt1.Error.NoInput naming it; an unknown option Error.Usage; nothing ducked")
+    @Test("A missing file is io.github.duckprompt.DuckPrompt1.Error.NoInput naming it; an unknown option or a relative path Error.Usage; a second service exits 69; nothing ducked")
     func errors() throws {
         let (rig, _, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-errors", volume: 50000)
         let service = try Service()
@@ -132,6 +141,14 @@ struct ServiceIntegrationTests {
         #expect(unknown.stderr.contains("loudness"), "\(unknown.stderr)")
         let wrongType = try service.call("Play", "['\(prompt)']", "{'duck': <'-20dB'>}")
         #expect(wrongType.stderr.contains("\(Self.name).Error.Usage"), "\(wrongType.stderr)")
+        // Relative to the service's working directory it might even exist: refused all the same.
+        let relative = try service.call("Play", "['Docs/examples/turn-left.wav']", "{}")
+        #expect(relative.stderr.contains("\(Self.name).Error.Usage") && relative.stderr.contains("not an absolute path"),
+                "\(relative.stderr)")
+        // A second service on the same bus: a one-line error and 69, not a crash (it was 139).
+        let second = try run([duckpromptBinary, "serve"], check: false)
+        #expect(second.status == 69, "\(second.status) \(second.stderr)")
+        #expect(second.stderr == "duckprompt: cannot take the bus name \(Self.name): another process owns it\n", "\(second.stderr)")
         #expect(try Pactl.volume(ofApp: app) == before)
         #expect(service.stop() == 0)
     }

@@ -160,11 +160,12 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         }
         let prompts = shown.filter { Self.role(of: $0) == "prompt" }
         let others = shown.filter { Self.role(of: $0) != "prompt" }
+        let heard = prompts.map { Self.heard($0, timelines: timelines, streams: shown, end: end) }
         summary = Summary(
-            prompts: prompts.map { Self.heard($0, timelines: timelines, streams: shown, end: end) },
-            others: prompts.flatMap { prompt in
+            prompts: heard,
+            others: zip(prompts, heard).flatMap { prompt, heard in
                 others.filter { Self.overlap($0, prompt, end: end) }
-                    .map { Self.measure($0, during: prompt, timelines: timelines, prompts: prompts, end: end) }
+                    .map { Self.measure($0, during: prompt, heard: heard, timelines: timelines, prompts: prompts, end: end) }
             })
     }
 
@@ -198,17 +199,20 @@ package struct ListeningReport: Sendable, Codable, Equatable {
                            sharedWith: shared)
     }
 
-    /// How `other` fared while `prompt` played.
-    private static func measure(_ other: StreamRecord, during prompt: StreamRecord, timelines: [String: LevelTimeline],
-                                prompts: [StreamRecord], end: Double) -> OtherStream {
-        let promptEnd = prompt.end ?? end
+    /// How `other` fared while `prompt` played: from the prompt stream's start to the end of
+    /// what was heard of it (a stream kept open after its audio, as a held prompter keeps its
+    /// last one ready, does not stretch the duck's measure), or to its end when nothing was.
+    private static func measure(_ other: StreamRecord, during prompt: StreamRecord, heard: PromptHeard,
+                                timelines: [String: LevelTimeline], prompts: [StreamRecord], end: Double) -> OtherStream {
+        let promptEnd = heard.end ?? prompt.end ?? end
+        let promptStart = heard.start ?? prompt.start
         let before = other.volume(at: prompt.start)
         let during = other.volumes.filter { $0.time >= prompt.start && $0.time <= promptEnd }.map(\.value)
         let lowest = ([before].compactMap { $0 } + during).map(\.loudestDecibels).min()
         var levelChange: Double?
         let promptOnSink = prompts.contains { $0.sink == other.sink && overlap($0, prompt, end: end) }
         if !promptOnSink, let timeline = timelines[other.sink] {
-            let half = prompt.start + (promptEnd - prompt.start) / 2
+            let half = promptStart + (promptEnd - promptStart) / 2
             if let was = timeline.medianLevel(from: prompt.start - 1, to: prompt.start),
                let then = timeline.medianLevel(from: half, to: promptEnd) {
                 levelChange = rounded(then - was, 2)

@@ -64,7 +64,10 @@ final class BusConnection: @unchecked Sendable {
         self.path = path
         self.interface = interface
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw DuckPromptError(.internal, "pipe failed: \(String(cString: strerror(errno)))") }
+        guard pipe(&ends) == 0 else {
+            sd_bus_flush_close_unref(opened)
+            throw DuckPromptError(.internal, "pipe failed: \(String(cString: strerror(errno)))")
+        }
         for end in ends {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             _ = fcntl(end, F_SETFL, O_NONBLOCK)
@@ -76,15 +79,15 @@ final class BusConnection: @unchecked Sendable {
             let connection = Unmanaged<BusConnection>.fromOpaque(userdata!).takeUnretainedValue()
             return connection.dispatch(method, call!, error!)
         }, userdata, &added)
+        // From here every stored property is set: a throw runs deinit, which frees the object
+        // and closes the bus (freeing them here too was a double free: exit 139 when another
+        // process owned the name).
         guard a >= 0 else {
-            sd_bus_flush_close_unref(bus)
             throw DuckPromptError(.internal, "cannot export \(path): \(String(cString: strerror(-a)))")
         }
         object = added
         let n = sd_bus_request_name(bus, name, 0)
         guard n >= 0 else {
-            dp_bus_object_free(object)
-            sd_bus_flush_close_unref(bus)
             let why = n == -EEXIST ? "another process owns it" : String(cString: strerror(-n))
             throw DuckPromptError(.unavailable, "cannot take the bus name \(name): \(why)")
         }
