@@ -145,10 +145,11 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
                 handle = sf_open_fd(fd, Int32(SFM_READ), &info, 0)
                 if handle == nil { close(fd) }
             } else {
-                close(fd)
-                // A FIFO (or /dev/stdin, a process substitution): open(2) would wait for a
-                // writer, deaf to SIGINT/SIGTERM/SIGHUP, which the CLI blocks in this thread.
-                let fd = try WaitingInput.open(path)
+                // A FIFO (or /dev/stdin, a process substitution), opened above with O_NONBLOCK
+                // (a blocking open(2) would wait for a writer, deaf to SIGINT/SIGTERM/SIGHUP,
+                // which the CLI blocks in this thread), and read from that descriptor: closing it and opening the path again let a
+                // writer that had opened in between write to no reader and leave (the read
+                // then waited for a writer that never came: seen under ThreadSanitizer).
                 defer { close(fd) }
                 let data = try WaitingInput.readAll(fd, label: label, wake: cancellation?.control.cancelDescriptor(),
                                                     limit: Self.inputLimit)

@@ -34,19 +34,6 @@ package final class WakePipe: @unchecked Sendable {
 /// Input that may never end (a FIFO no one writes, a terminal, a pipe whose writer never
 /// closes), read so that a cancellation stops the wait at once.
 package enum WaitingInput {
-    /// Opens `path`, a FIFO or a character device, for reading without waiting for a writer:
-    /// `open(O_RDONLY | O_NONBLOCK)` returns at once on a FIFO that has none, where a
-    /// blocking `open` would wait for one, deaf to signals the process blocks.
-    /// - Throws: `.noInput` (66) naming the file and `strerror`.
-    package static func open(_ path: String) throws -> Int32 {
-        while true {
-            let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-            if fd >= 0 { return fd }
-            if errno == EINTR { continue }
-            throw DuckPromptError(.noInput, "\(path): \(String(cString: strerror(errno)))")
-        }
-    }
-
     /// Reads `fd` to its end (a FIFO: until its last writer closes it), waiting with `poll`
     /// on it and on `wake`.
     /// - Parameters:
