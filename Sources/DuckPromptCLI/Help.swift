@@ -224,18 +224,24 @@ enum Help {
       --device KIND[=NAME]    Emulate a device (repeatable): a null sink carrying the
                               properties a real one has. KIND: speaker, headphones,
                               bluetooth-a2dp, bluetooth-hfp, usb, hdmi, line-out, car.
-                              Default: speaker and bluetooth-a2dp=bt_headset.
+                              Default: speaker and bluetooth-a2dp=bt_headset. 'none': no
+                              device (the server's own fallback sink only).
       --default NAME          The default sink (default: the first device).
       --music [SINK]          Play music on SINK (default: the default sink) from before
                               COMMAND to its end: a 220 Hz sine at -20 dBFS, media.role=music.
       --report FILE           Write the JSON report to FILE ('-': standard output).
       --timeout TIME          Stop COMMAND after TIME (90, 90s, 500ms, 10m; up to 24h): exit 124.
       --keep                  Keep the lab's directory (server logs) and say where.
+      --no-listen             Record no monitor and log no stream: only the servers (idle
+                              sinks then suspend, as on a desktop; a long test suite).
+      --no-service            Do not make duckprompt serve activatable on the lab's bus (a
+                              test suite that starts its own service).
       -h, --help              Show this help.
 
     At the end a summary goes to standard error: where each prompt was heard, the duck
-    depth, restored or not. Everything the lab started is stopped by pid, also on Ctrl-C,
-    SIGTERM and the timeout. Exit status: COMMAND's; 124 timeout; 127 COMMAND not found;
+    depth, restored or not. The server of the pulse protocol is started again 0.2 s after it
+    dies, as systemd would (its pid: $DUCKPROMPT_LAB_DIR/pulse-server.pid). Everything the
+    lab started is stopped by pid, also on Ctrl-C, SIGTERM and the timeout. Exit status: COMMAND's; 124 timeout; 127 COMMAND not found;
     64 usage; 69 a server cannot start (the missing Debian package is named); 128+N
     stopped by signal N.
     """

@@ -49,7 +49,7 @@ enum LabCommand {
     }
 
     static let scanner = ArgumentScanner(valued: ["server", "device", "default", "music", "report", "timeout"],
-                                         flags: ["keep", "help"], short: ["h": "help"])
+                                         flags: ["keep", "no-listen", "no-service", "help"], short: ["h": "help"])
 
     /// Parses the options before `--`, and COMMAND after it.
     /// - Throws: `UsageError` naming the problem.
@@ -79,7 +79,11 @@ enum LabCommand {
                 guard let kind = LabServerKind(rawValue: server) else { throw UsageError("--server '\(server)' is not pipewire or pulseaudio") }
                 options.server = kind
             }
-            options.devices = try r.all("device").map(LabOptions.device)
+            let devices = try r.all("device").map(LabOptions.device)
+            options.devices = devices.compactMap { $0 }
+            options.noDevices = devices.contains { $0 == nil }
+            options.listens = !r.has("no-listen")
+            options.offersService = !r.has("no-service")
             options.defaultSink = r.last("default")
             options.music = r.last("music").map { $0.isEmpty ? .defaultSink : .sink($0) }
             options.report = r.last("report")

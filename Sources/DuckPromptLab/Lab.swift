@@ -65,7 +65,8 @@ package final class Lab: @unchecked Sendable {
             say("duckprompt: lab: \(options.command[0]): command not found")
             return LabOutcome(status: 127, report: Self.emptyReport(options), keptDirectory: nil)
         }
-        let servers = try LabServers(kind: options.server, environment: environment, serviceBinary: binary)
+        let servers = try LabServers(kind: options.server, environment: environment,
+                                     serviceBinary: options.offersService ? binary : nil)
         var keep = options.keep
         defer {
             servers.stop()
@@ -88,23 +89,30 @@ package final class Lab: @unchecked Sendable {
         for device in options.emulated {
             _ = try control.loadModule("module-null-sink", argument: device.moduleArgument(on: options.server))
         }
-        try control.setDefaultSink(options.defaultSinkName)
-        try Self.waitUntil("\(options.defaultSinkName) to become the default sink", seconds: 10) {
-            try control.serverState().snapshot.defaultSinkName == options.defaultSinkName
+        if let sink = options.defaultSinkName {
+            try control.setDefaultSink(sink)
+            try Self.waitUntil("\(sink) to become the default sink", seconds: 10) {
+                try control.serverState().snapshot.defaultSinkName == sink
+            }
+            say("lab: devices " + options.emulated.map { "\($0.name) (\($0.kind.rawValue))" }.joined(separator: ", ")
+                + "; default sink \(sink)")
+        } else {
+            say("lab: no device (--device none)")
         }
-        say("lab: devices " + options.emulated.map { "\($0.name) (\($0.kind.rawValue))" }.joined(separator: ", ")
-            + "; default sink \(options.defaultSinkName)")
 
-        let recorder = try MonitorLevels(server: servers.pulseServer)
-        let log = try StreamLog(server: servers.pulseServer) { sink in try? recorder.record(sink) }
+        // Listening: every sink's monitor, every stream (not with --no-listen).
+        let recorder = options.listens ? try MonitorLevels(server: servers.pulseServer) : nil
+        let log = options.listens ? try StreamLog(server: servers.pulseServer) { sink in try? recorder?.record(sink) } : nil
         defer {
-            log.stop()
-            recorder.stop()
+            log?.stop()
+            recorder?.stop()
         }
-        for sink in try control.serverState().snapshot.sinks { try recorder.record(sink.name) }
+        if let recorder {
+            for sink in try control.serverState().snapshot.sinks { try recorder.record(sink.name) }
+        }
 
         var music: BenchProbe?
-        if let sink = options.musicSink {
+        if let sink = options.musicSink, let recorder {
             let probe = try BenchProbe(clientName: "duckprompt lab music", server: servers.pulseServer)
             _ = try probe.playTones(count: 1, sinks: [sink], hertz: LabMusic.hertz, amplitude: LabMusic.amplitude,
                                     latencyMs: 30, properties: LabMusic.properties)
@@ -139,25 +147,27 @@ package final class Lab: @unchecked Sendable {
             // leaves once idle (`LabServers.serviceIdleSeconds`). Bounded by what is left of
             // --timeout, else a minute.
             let left = deadline.map { $0 - ContinuousClock.now } ?? .seconds(60)
-            if !servers.waitForActivated(limit: max(.zero, left)) {
+            if !servers.waitForActivated(limit: max(.zero, left), or: { interrupted != nil }) {
                 say("lab: duckprompt serve still runs after \(options.command[0]) ended: stopping it")
             }
             sleepThread(for: .milliseconds(Int(Self.tailSeconds * 1000)))
         }
         let exit: Int32 = if let signal = interrupted { 128 + signal } else if timedOut { 124 } else { status ?? 0 }
 
-        // The report: sinks classified as duckprompt would, the run's levels and streams.
+        // The report: sinks classified as duckprompt would, the run's levels and streams. The
+        // server may have been restarted meanwhile (a test killed it): a new connection then.
         let end = Double(monotonicNanoseconds() - zero) / 1e9
-        let last = try control.serverState()
-        let listing = DeviceListing(snapshot: last.snapshot)
+        let last = options.listens ? try? ((try? control.serverState()) ?? Self.connect(servers).serverState()) : nil
+        let listing = DeviceListing(snapshot: last?.snapshot ?? Snapshot(sinks: []))
         let kinds = Dictionary(zip(listing.snapshot.sinks.map(\.name), listing.classifications.map(\.kind.rawValue)),
                                uniquingKeysWith: { a, _ in a })
         let emulated = Dictionary(options.emulated.map { ($0.name, $0.kind.rawValue) }, uniquingKeysWith: { a, _ in a })
         var report = ListeningReport(
-            sinks: recorder.timelines(zero: zero).map { entry in
+            sinks: (recorder?.timelines(zero: zero) ?? []).map { entry in
                 (entry.sink, emulated[entry.sink], kinds[entry.sink], entry.sink == options.defaultSinkName, entry.timeline)
             },
-            streams: log.streams(zero: zero), end: end)
+            streams: log?.streams(zero: zero) ?? [], end: end)
+        report.listened = options.listens
         report.server = options.server.rawValue
         report.serverName = state.serverName
         report.serverVersion = state.serverVersion

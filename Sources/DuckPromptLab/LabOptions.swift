@@ -7,6 +7,14 @@ package struct LabOptions: Sendable, Equatable {
     package var server: LabServerKind = .pipewire
     /// The devices to emulate (`--device`), in order; empty: `EmulatedDevice.defaults`.
     package var devices: [EmulatedDevice] = []
+    /// `--device none`: no device at all (the server's own fallback sink only).
+    package var noDevices = false
+    /// `--no-listen`: neither record the monitors nor log the streams: the lab only provides
+    /// the servers (sinks then suspend when idle, as on a desktop).
+    package var listens = true
+    /// `--no-service`: `duckprompt serve` is not activatable on the lab's bus (a test suite
+    /// that starts its own service, which must take the bus name).
+    package var offersService = true
     /// The default sink (`--default`); nil: the first device.
     package var defaultSink: String?
     /// Where the lab's music plays (`--music [SINK]`); nil: no music.
@@ -29,11 +37,11 @@ package struct LabOptions: Sendable, Equatable {
 
     package init() {}
 
-    /// The devices the lab makes: those asked for, else the defaults.
-    package var emulated: [EmulatedDevice] { devices.isEmpty ? EmulatedDevice.defaults : devices }
+    /// The devices the lab makes: those asked for, else the defaults (none for `--device none`).
+    package var emulated: [EmulatedDevice] { noDevices ? [] : devices.isEmpty ? EmulatedDevice.defaults : devices }
 
-    /// The sink that is made the default.
-    package var defaultSinkName: String { defaultSink ?? emulated[0].name }
+    /// The sink that is made the default; nil with no device.
+    package var defaultSinkName: String? { defaultSink ?? emulated.first?.name }
 
     /// The sink the music plays on, nil for none.
     package var musicSink: String? {
@@ -46,9 +54,15 @@ package struct LabOptions: Sendable, Equatable {
 
     /// Checks what can be checked before starting anything.
     /// - Throws: `.usage` naming the problem: no command, a device name used twice or not a
-    ///   valid sink name, `--default` or `--music` naming a sink the lab does not make.
+    ///   valid sink name, `--default` or `--music` naming a sink the lab does not make,
+    ///   `--device none` with other devices, `--music` with no device or with `--no-listen`.
     package func validated() throws -> LabOptions {
         guard !command.isEmpty else { throw DuckPromptError(.usage, "lab needs a command after -- (see duckprompt lab --help)") }
+        if noDevices && !devices.isEmpty {
+            throw DuckPromptError(.usage, "--device none goes alone: \(devices.map(\.name).joined(separator: ", ")) given too")
+        }
+        if music != nil && noDevices { throw DuckPromptError(.usage, "--music needs a device to play on (--device none was given)") }
+        if music != nil && !listens { throw DuckPromptError(.usage, "--music is for listening: it goes without --no-listen") }
         var seen: Set<String> = []
         for device in emulated {
             guard Self.isSinkName(device.name) else {
@@ -69,15 +83,17 @@ package struct LabOptions: Sendable, Equatable {
     }
 
     /// Parses `--device KIND[=NAME]`: a kind of `EmulatedDevice.kinds` (`bluetooth` is taken
-    /// for `bluetooth-a2dp`), the name defaulting to `EmulatedDevice.defaultName(for:)`.
+    /// for `bluetooth-a2dp`), the name defaulting to `EmulatedDevice.defaultName(for:)`; nil
+    /// for `none`.
     /// - Throws: `.usage` naming the kinds.
-    package static func device(_ text: String) throws -> EmulatedDevice {
+    package static func device(_ text: String) throws -> EmulatedDevice? {
+        if text == "none" { return nil }
         let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         let word = parts[0].lowercased()
         guard let kind = word == "bluetooth" ? .bluetoothA2DP : DeviceKind(rawValue: word),
               EmulatedDevice.kinds.contains(kind) else {
             throw DuckPromptError(.usage, "--device '\(text)': the kind is one of "
-                                  + EmulatedDevice.kinds.map(\.rawValue).joined(separator: ", "))
+                                  + EmulatedDevice.kinds.map(\.rawValue).joined(separator: ", ") + ", or none")
         }
         let name = parts.count > 1 ? String(parts[1]) : EmulatedDevice.defaultName(for: kind)
         return EmulatedDevice(kind: kind, name: name)

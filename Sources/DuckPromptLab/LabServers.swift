@@ -12,8 +12,15 @@ package final class LabServers: @unchecked Sendable {
     /// The private runtime directory.
     package let directory: String
     package let kind: LabServerKind
-    /// Every process started, in start order.
-    package private(set) var processes: [LabProcess] = []
+    /// Every process running, in start order (a restarted server in its first one's place).
+    package var processes: [LabProcess] { lock.withLock { started } }
+    private let lock = Lock()
+    /// Guarded by `lock`.
+    private var started: [LabProcess] = []
+    private var stopping = false
+    /// Where the pid of the process serving the pulse protocol is (pipewire-pulse or
+    /// pulseaudio), rewritten when it is started again.
+    package var pulseServerPidFile: String { "\(directory)/pulse-server.pid" }
     /// The libpulse server string of the lab (`unix:DIR/pulse/native`).
     package var pulseServer: String { "unix:\(directory)/pulse/native" }
     /// The lab bus's address (`unix:path=DIR/bus`).
@@ -131,11 +138,11 @@ package final class LabServers: @unchecked Sendable {
             try spawn("pipewire", ["pipewire"], servers)
             try waitFor("pipewire", socket: "pipewire-0")
             try spawn("wireplumber", ["wireplumber"], servers)
-            try spawn("pipewire-pulse", ["pipewire-pulse"], servers)
+            try supervise("pipewire-pulse", ["pipewire-pulse"], servers)
         case .pulseaudio:
             // -n: no default.pa; the restore policy a desktop has, nothing that moves, corks
             // or ducks streams by itself.
-            try spawn("pulseaudio", ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
+            try supervise("pulseaudio", ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
                                      "--log-target=stderr", "--use-pid-file=no", "-L", "module-native-protocol-unix",
                                      "-L", "module-stream-restore", "-L", "module-always-sink",
                                      "-L", "module-suspend-on-idle"], servers)
@@ -148,7 +155,44 @@ package final class LabServers: @unchecked Sendable {
     }
 
     private func spawn(_ name: String, _ arguments: [String], _ environment: [String: String]) throws {
-        processes.append(try LabProcess(name: name, arguments, environment: environment, output: "\(logs)/\(name).log"))
+        let process = try LabProcess(name: name, arguments, environment: environment, output: "\(logs)/\(name).log")
+        lock.withLock { started.append(process) }
+    }
+
+    /// Starts the server of the pulse protocol, and starts it again 0.2 s after it dies, as a
+    /// desktop's systemd does (`Restart=`), so that a client's behaviour when its server
+    /// crashes can be tested: kill -9 the pid in `pulseServerPidFile`.
+    private func supervise(_ name: String, _ arguments: [String], _ environment: [String: String]) throws {
+        let first = try LabProcess(name: name, arguments, environment: environment, output: "\(logs)/\(name).log")
+        let index = lock.withLock { () -> Int in
+            started.append(first)
+            return started.count - 1
+        }
+        try writePid(first.pid)
+        startThread { [self] in
+            var current = first
+            while true {
+                _ = current.wait()
+                sleepThread(for: .milliseconds(200))
+                // Under the lock: stop() either sees the new process or keeps it from starting.
+                let next = lock.withLock { () -> LabProcess? in
+                    guard !stopping,
+                          let next = try? LabProcess(name: name, arguments, environment: environment, output: "\(logs)/\(name).log")
+                    else { return nil }
+                    started[index] = next
+                    return next
+                }
+                guard let next else { return }
+                try? writePid(next.pid)
+                current = next
+            }
+        }
+    }
+
+    /// Writes `pid` to `pulseServerPidFile`, whole (a new file renamed over the old).
+    private func writePid(_ pid: pid_t) throws {
+        try write("\(pid)\n", to: "pulse-server.pid.new")
+        rename("\(directory)/pulse-server.pid.new", pulseServerPidFile)
     }
 
     /// Waits up to 10 s for `socket` (relative to the directory) to exist.
@@ -158,6 +202,7 @@ package final class LabServers: @unchecked Sendable {
         var status = stat()
         while stat("\(directory)/\(socket)", &status) != 0 || status.st_mode & S_IFMT != S_IFSOCK {
             if let dead = processes.first(where: { $0.exitStatus != nil }) {
+                lock.withLock { stopping = true }
                 throw DuckPromptError(.unavailable, "\(dead.name) exited (status \(dead.exitStatus ?? 0)) before "
                                       + "\(what) was ready\(lastLines(of: dead.name))")
             }
@@ -179,12 +224,13 @@ package final class LabServers: @unchecked Sendable {
     package static let serviceIdleSeconds = 2
 
     /// Waits until what the bus activated (`duckprompt serve`) has left by itself, at most
-    /// `limit`. - Returns: whether it did (or there was none).
-    package func waitForActivated(limit: Duration) -> Bool {
+    /// `limit`, or until `stop` returns true (looked at every 50 ms).
+    /// - Returns: whether it did (or there was none).
+    package func waitForActivated(limit: Duration, or stop: () -> Bool) -> Bool {
         guard let bus = processes.first else { return true }
         let deadline = ContinuousClock.now + limit
         while LabProcess.members(ofGroup: bus.pid).contains(where: LabProcess.isRunning) {
-            guard ContinuousClock.now < deadline else { return false }
+            guard ContinuousClock.now < deadline, !stop() else { return false }
             sleepThread(for: .milliseconds(50))
         }
         return true
@@ -194,6 +240,7 @@ package final class LabServers: @unchecked Sendable {
     /// process group), then each server and the bus with its group and descendants. Safe to
     /// call twice.
     package func stop() {
+        lock.withLock { stopping = true }
         // First what the bus started (`duckprompt serve`), while the sound server is still
         // there for it to restore every volume.
         if let bus = processes.first { LabProcess.stop(LabProcess.members(ofGroup: bus.pid)) }

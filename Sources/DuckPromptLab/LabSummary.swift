@@ -12,6 +12,7 @@ package enum LabSummary {
             let app = streams[index]?.properties["application.name"].map { ", \($0)" } ?? ""
             return "stream #\(index)\(app)"
         }
+        guard report.listened else { return ["nothing recorded (--no-listen)"] }
         if report.summary.prompts.isEmpty { lines.append("no prompt played (no stream of the command but music, video or game)") }
         for prompt in report.summary.prompts {
             if prompt.heard, let level = prompt.levelDbfs, let start = prompt.start, let end = prompt.end {

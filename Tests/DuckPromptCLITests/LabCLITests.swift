@@ -19,6 +19,11 @@ struct LabCLITests {
         #expect(options.defaultSink == "tv" && options.music == .defaultSink && options.musicSink == "tv")
         #expect(options.report == "-" && options.timeoutMs == 90_000 && options.keep)
         #expect(options.command == ["duckprompt", "play", "--music", "a.wav"])
+        #expect(options.listens)
+        #expect(options.offersService)
+        let suite = try LabCommand.parse(["--device", "none", "--no-listen", "--no-service", "--", "swift", "test"])
+        #expect(suite.noDevices && suite.devices.isEmpty && !suite.listens && !suite.offersService)
+        #expect(suite.command == ["swift", "test"])
     }
 
     @Test("--music takes a sink only when one follows it", arguments: [

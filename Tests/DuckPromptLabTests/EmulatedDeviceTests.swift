@@ -57,15 +57,22 @@ struct LabOptionsTests {
         ("car=", .car, ""),
     ])
     func device(text: String, kind: DeviceKind, name: String) throws {
-        let device = try LabOptions.device(text)
+        let device = try #require(try LabOptions.device(text))
         #expect(device.kind == kind && device.name == name)
+    }
+
+    @Test("--device none: no device, no default sink; it goes alone, and music needs a device and listening")
+    func none() throws {
+        #expect(try LabOptions.device("none") == nil)
+        let options = try LabOptionsTests.options { $0.noDevices = true; $0.listens = false }.validated()
+        #expect(options.emulated.isEmpty && options.defaultSinkName == nil && options.musicSink == nil)
     }
 
     @Test("a kind the lab does not emulate is a usage error naming the kinds", arguments: ["virtual", "network", "radio", ""])
     func badKind(text: String) {
         #expect(throws: DuckPromptError.self) { try LabOptions.device(text) }
         do { _ = try LabOptions.device(text) } catch let error as DuckPromptError {
-            #expect(error.code == .usage && error.message.contains("speaker, headphones, bluetooth-a2dp"))
+            #expect(error.code == .usage && error.message.contains("speaker, headphones, bluetooth-a2dp") && error.message.hasSuffix(", or none"))
         } catch { Issue.record("\(error)") }
     }
 
@@ -83,6 +90,9 @@ struct LabOptionsTests {
         (LabOptionsTests.options { $0.devices = [EmulatedDevice(kind: .car, name: "")] }, "a sink name is"),
         (LabOptionsTests.options { $0.defaultSink = "tv" }, "--default 'tv' is not one of the lab's devices (speaker, bt_headset)"),
         (LabOptionsTests.options { $0.music = .sink("tv") }, "--music 'tv' is not one of"),
+        (LabOptionsTests.options { $0.noDevices = true; $0.devices = [EmulatedDevice(kind: .hdmi, name: "tv")] }, "--device none goes alone: tv"),
+        (LabOptionsTests.options { $0.noDevices = true; $0.music = .defaultSink }, "--music needs a device"),
+        (LabOptionsTests.options { $0.listens = false; $0.music = .defaultSink }, "without --no-listen"),
     ])
     func refused(options: LabOptions, message: String) {
         do {

@@ -6,7 +6,7 @@ import Testing
 /// point of a ramp, and the duck held across prompts that wait their turn.
 ///
 /// The server that speaks the pulse protocol (pipewire-pulse, or pulseaudio) is started again
-/// by `Scripts/sound-server` 0.2 s after it dies; its pid is in `DUCKPROMPT_TEST_PULSE_PID_FILE`.
+/// by `duckprompt lab` 0.2 s after it dies; its pid is in `$DUCKPROMPT_LAB_DIR/pulse-server.pid`.
 @Suite(.serialized)
 struct FaultIntegrationTests {
     typealias Rig = PlayIntegrationTests.Rig
@@ -14,8 +14,10 @@ struct FaultIntegrationTests {
     /// The pid of the process serving the pulse protocol now.
     /// - Throws: a plain error (not a recorded issue), so that a poll may try again.
     static func pulseServerPid() throws -> pid_t {
-        guard let file = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_PULSE_PID_FILE"] else {
-            throw TestFailure("Scripts/sound-server sets DUCKPROMPT_TEST_PULSE_PID_FILE; it is not set")
+        let environment = ProcessInfo.processInfo.environment
+        guard let file = environment["DUCKPROMPT_LAB_DIR"].map({ $0 + "/pulse-server.pid" })
+                ?? environment["DUCKPROMPT_TEST_PULSE_PID_FILE"] else {
+            throw TestFailure("duckprompt lab sets DUCKPROMPT_LAB_DIR (Scripts/sound-server DUCKPROMPT_TEST_PULSE_PID_FILE); neither is set")
         }
         let text = try String(contentsOfFile: file, encoding: .utf8)
         guard let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {

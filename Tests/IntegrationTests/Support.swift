@@ -1,17 +1,19 @@
 import Foundation
 import Testing
 
-/// Which private server the tests run on: set by `Scripts/sound-server`. Integration tests
-/// fail (never skip) when it is missing: `Scripts/test` always provides it.
+/// Which private server the tests run on: set by `duckprompt lab` (`DUCKPROMPT_LAB_SERVER`,
+/// as `Scripts/test` runs them) or `Scripts/sound-server` (`DUCKPROMPT_TEST_SERVER`).
+/// Integration tests fail (never skip) when it is missing: `Scripts/test` always provides it.
 enum TestServer {
     static var kind: String {
-        ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SERVER"] ?? "none"
+        let environment = ProcessInfo.processInfo.environment
+        return environment["DUCKPROMPT_LAB_SERVER"] ?? environment["DUCKPROMPT_TEST_SERVER"] ?? "none"
     }
 
     static func requireServer() throws {
         guard kind == "pipewire" || kind == "pulseaudio" else {
-            throw TestFailure("integration tests need a private server: run them through Scripts/test " +
-                              "(or Scripts/sound-server pipewire -- swift test --filter IntegrationTests)")
+            throw TestFailure("integration tests need a private server: run them through Scripts/test (or "
+                              + "duckprompt lab --device none --no-listen -- swift test --filter IntegrationTests)")
         }
     }
 }

@@ -13,6 +13,9 @@ package struct ListeningReport: Sendable, Codable, Equatable {
     /// COMMAND's exit status (128 + N for signal N; nil when it did not end by itself).
     package var exitStatus: Int32?
     package var timedOut = false
+    /// Whether the lab recorded the monitors and logged the streams (false for `--no-listen`:
+    /// `sinks`, `streams` and the summary are then empty).
+    package var listened = true
     /// The pid of each process the lab started (`dbus-daemon`, the servers, `command`): all
     /// stopped when the lab exits.
     package var processes: [String: Int32] = [:]
