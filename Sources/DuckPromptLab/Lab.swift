@@ -90,9 +90,18 @@ package final class Lab: @unchecked Sendable {
             _ = try control.loadModule("module-null-sink", argument: device.moduleArgument(on: options.server))
         }
         if let sink = options.defaultSinkName {
-            try control.setDefaultSink(sink)
-            try Self.waitUntil("\(sink) to become the default sink", seconds: 10) {
-                try control.serverState().snapshot.defaultSinkName == sink
+            // Asked again until it holds: on PipeWire the session manager applies it, and
+            // pipewire-pulse answers "Not supported" until WirePlumber has made its "default"
+            // metadata (a lab connects as soon as the pulse socket is there).
+            var refusal: Error?
+            try Self.waitUntil("\(sink) to become the default sink", seconds: 10, failure: { refusal }) {
+                do {
+                    try control.setDefaultSink(sink)
+                } catch {
+                    refusal = error
+                    return false
+                }
+                return try control.serverState().snapshot.defaultSinkName == sink
             }
             say("lab: devices " + options.emulated.map { "\($0.name) (\($0.kind.rawValue))" }.joined(separator: ", ")
                 + "; default sink \(sink)")
@@ -196,11 +205,16 @@ package final class Lab: @unchecked Sendable {
         }
     }
 
-    /// Looks at `done` every 20 ms until it is true. - Throws: `.unavailable` after `seconds`.
-    private static func waitUntil(_ what: String, seconds: Int, _ done: () throws -> Bool) throws {
+    /// Looks at `done` every 20 ms until it is true.
+    /// - Throws: `.unavailable` after `seconds`, naming `failure()`'s error when there is one.
+    private static func waitUntil(_ what: String, seconds: Int, failure: () -> Error? = { nil },
+                                  _ done: () throws -> Bool) throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while try !done() {
-            guard ContinuousClock.now < deadline else { throw DuckPromptError(.unavailable, "timed out after \(seconds) s waiting for \(what)") }
+            guard ContinuousClock.now < deadline else {
+                throw DuckPromptError(.unavailable, "timed out after \(seconds) s waiting for \(what)"
+                                      + (failure().map { ": \($0)" } ?? ""))
+            }
             sleepThread(for: .milliseconds(20))
         }
     }
