@@ -110,6 +110,18 @@ final class PipeWireWatch: @unchecked Sendable {
         dispatchLocked()
     }
 
+    /// The default sink as the metadata says now: first runs what already came on the PipeWire
+    /// socket (a change the daemon sent before a pulse client could see it is taken in).
+    /// Starts following it on the first call. Lock held.
+    /// - Returns: `.some(name)` (`.some(nil)`: no default), or nil while the metadata is not
+    ///   bound yet or PipeWire failed.
+    /// libpipewire: `pw_loop_iterate` (non-blocking), `pw_metadata` properties.
+    func currentDefaultSinkLocked() -> String?? {
+        guard !failed else { return nil }
+        if defaultSinkListeners.isEmpty { followDefaultSinkLocked { _ in } } else { dispatchLocked() }
+        return failed ? nil : defaultSink
+    }
+
     /// Runs the PipeWire loop's ready work (its callbacks fill the inbox). Lock held.
     private func dispatchLocked() {
         guard !failed else { return }

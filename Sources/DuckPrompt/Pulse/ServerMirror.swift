@@ -104,16 +104,21 @@ final class ServerMirror: @unchecked Sendable {
         marked.removeAll()
     }
 
-    /// The mirror as a snapshot, once every answer is in. On pipewire-pulse it asks for the
-    /// server info first (0.3.65 does not always announce a new default sink: one small
-    /// request, the only read left before a prompt; the "default" metadata, which
-    /// `devices --watch` follows, lags a `pactl set-default-sink` by the session manager's
-    /// hop). Lock held.
+    /// The mirror as a snapshot, once every answer is in. On pipewire-pulse the default sink is
+    /// the "default" metadata's, followed on the connection's `PipeWireWatch` as
+    /// `devices --watch` does: pipewire-pulse 0.3.65 keeps a copy of it per client, which CI
+    /// saw stay on the old sink after `pactl get-default-sink` named the new one, so neither
+    /// its events nor its server info can be relied on. Until the metadata is bound, or when
+    /// PipeWire cannot be reached, the server info is asked for (one small request). Lock held.
     /// - Throws: `.unavailable` when the connection is lost or the server does not answer
     ///   within `answerTimeout`; `.internal` when the server refused a list.
     func snapshotLocked(on connection: PulseConnection) throws -> (Snapshot, ServerInfo) {
         readMarkedLocked()
-        if server.serverName.contains("PipeWire") { requestLocked(.server) }
+        var followed: String?? = nil
+        if server.serverName.contains("PipeWire") {
+            followed = connection.pipeWireWatchLocked()?.currentDefaultSinkLocked()
+            if followed == nil { requestLocked(.server) }
+        }
         let deadline = ContinuousClock.now + connection.answerTimeout
         try connection.withWakeupLocked(at: deadline) {
             while !inFlight.isEmpty {
@@ -125,10 +130,12 @@ final class ServerMirror: @unchecked Sendable {
             }
         }
         if refused { throw DuckPromptError(.internal, "the server refused to list sinks or sink-inputs") }
+        var info = server
+        if let followed { info.defaultSinkName = followed }
         let snapshot = Snapshot(sinks: sinks.sorted { $0.key < $1.key }.map(\.value),
                                 sinkInputs: inputs.sorted { $0.key < $1.key }.map(\.value),
-                                defaultSinkName: server.defaultSinkName)
-        return (snapshot, server)
+                                defaultSinkName: info.defaultSinkName)
+        return (snapshot, info)
     }
 
     // MARK: - Requests and answers
