@@ -223,9 +223,9 @@ enum Help {
                               pulseaudio.
       --device KIND[=NAME]    Emulate a device (repeatable): a null sink carrying the
                               properties a real one has. KIND: speaker, headphones,
-                              bluetooth-a2dp, bluetooth-hfp, usb, hdmi, line-out, car.
-                              Default: speaker and bluetooth-a2dp=bt_headset. 'none': no
-                              device (the server's own fallback sink only).
+                              bluetooth-a2dp (or bluetooth), bluetooth-hfp, usb, hdmi,
+                              line-out, car. Default: speaker and bluetooth-a2dp=bt_headset.
+                              'none': no device (the server's own fallback sink only).
       --default NAME          The default sink (default: the first device).
       --music [SINK]          Play music on SINK (default: the default sink) from before
                               COMMAND to its end: a 220 Hz sine at -20 dBFS, media.role=music.
@@ -241,8 +241,10 @@ enum Help {
     At the end a summary goes to standard error: where each prompt was heard, the duck
     depth, restored or not. The server of the pulse protocol is started again 0.2 s after it
     dies, as systemd would (its pid: $DUCKPROMPT_LAB_DIR/pulse-server.pid). Everything the
-    lab started is stopped by pid, also on Ctrl-C, SIGTERM and the timeout. Exit status: COMMAND's; 124 timeout; 127 COMMAND not found;
-    64 usage; 69 a server cannot start (the missing Debian package is named); 128+N
-    stopped by signal N.
+    lab started is stopped by pid, also on Ctrl-C, SIGTERM and the timeout, and so is what
+    COMMAND left running in its process group.
+
+    Exit status: COMMAND's; 124 timeout; 127 COMMAND not found; 64 usage; 69 a server
+    cannot start (the missing Debian package is named); 128+N stopped by signal N.
     """
 }

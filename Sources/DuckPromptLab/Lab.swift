@@ -84,7 +84,7 @@ package final class Lab: @unchecked Sendable {
     private func run(_ options: LabOptions, on servers: LabServers, environment: [String: String],
                      say: (String) -> Void) throws -> LabOutcome {
         let control = try Self.connect(servers)
-        let state = try control.serverState()
+        let state = try control.snapshot().1
         say("lab: private \(state.serverName) \(state.serverVersion) in \(servers.directory)")
         for device in options.emulated {
             _ = try control.loadModule("module-null-sink", argument: device.moduleArgument(on: options.server))
@@ -101,7 +101,7 @@ package final class Lab: @unchecked Sendable {
                     refusal = error
                     return false
                 }
-                return try control.serverState().snapshot.defaultSinkName == sink
+                return try control.snapshot().1.defaultSinkName == sink
             }
             say("lab: devices " + options.emulated.map { "\($0.name) (\($0.kind.rawValue))" }.joined(separator: ", ")
                 + "; default sink \(sink)")
@@ -117,7 +117,18 @@ package final class Lab: @unchecked Sendable {
             recorder?.stop()
         }
         if let recorder {
-            for sink in try control.serverState().snapshot.sinks { try recorder.record(sink.name) }
+            let sinks = try control.sinkList()
+            for sink in sinks { try recorder.record(sink.name) }
+            if options.server == .pulseaudio {
+                // A PulseAudio null sink renders its first block at its largest latency, 2 s,
+                // before any stream asks for less: for 2 s everything played on it, and heard on
+                // its monitor, came 2 s late (a lab without --music heard its prompt at 2.3 s).
+                // Resuming it starts its clock again at the latency the recording asks for.
+                for sink in sinks {
+                    try control.suspendSink(sink.name, true)
+                    try control.suspendSink(sink.name, false)
+                }
+            }
         }
 
         var music: BenchProbe?
@@ -145,6 +156,7 @@ package final class Lab: @unchecked Sendable {
         let deadline = options.timeoutMs.map { ContinuousClock.now + .milliseconds($0) }
         var status = process.wait(until: deadline) { interrupted != nil }
         var timedOut = false
+        var activated: [pid_t] = []
         if status == nil {
             timedOut = interrupted == nil
             say(timedOut ? "lab: \(options.command[0]) still runs after the --timeout: stopping it (pid \(process.pid))"
@@ -156,18 +168,29 @@ package final class Lab: @unchecked Sendable {
             // leaves once idle (`LabServers.serviceIdleSeconds`). Bounded by what is left of
             // --timeout, else a minute.
             let left = deadline.map { $0 - ContinuousClock.now } ?? .seconds(60)
-            if !servers.waitForActivated(limit: max(.zero, left), or: { interrupted != nil }) {
+            let service = servers.waitForActivated(limit: max(.zero, left), or: { interrupted != nil })
+            activated = service.seen
+            if !service.left {
                 say("lab: duckprompt serve still runs after \(options.command[0]) ended: stopping it")
             }
             sleepThread(for: .milliseconds(Int(Self.tailSeconds * 1000)))
+            // What COMMAND started and left running in its process group (`sleep 100 &`, a
+            // prompt sent to the background) is stopped now, while the servers are still there
+            // for it to restore what it changed.
+            let leftovers = LabProcess.members(ofGroup: process.pid).filter(LabProcess.isRunning)
+            if !leftovers.isEmpty {
+                say("lab: stopping what \(options.command[0]) left running: pid "
+                    + leftovers.map(String.init).joined(separator: ", "))
+                LabProcess.stop(leftovers)
+            }
         }
         let exit: Int32 = if let signal = interrupted { 128 + signal } else if timedOut { 124 } else { status ?? 0 }
 
         // The report: sinks classified as duckprompt would, the run's levels and streams. The
         // server may have been restarted meanwhile (a test killed it): a new connection then.
         let end = Double(monotonicNanoseconds() - zero) / 1e9
-        let last = options.listens ? try? ((try? control.serverState()) ?? Self.connect(servers).serverState()) : nil
-        let listing = DeviceListing(snapshot: last?.snapshot ?? Snapshot(sinks: []))
+        let last = options.listens ? try? ((try? control.sinkList()) ?? Self.connect(servers).sinkList()) : nil
+        let listing = DeviceListing(snapshot: Snapshot(sinks: last ?? []))
         let kinds = Dictionary(zip(listing.snapshot.sinks.map(\.name), listing.classifications.map(\.kind.rawValue)),
                                uniquingKeysWith: { a, _ in a })
         let emulated = Dictionary(options.emulated.map { ($0.name, $0.kind.rawValue) }, uniquingKeysWith: { a, _ in a })
@@ -183,7 +206,8 @@ package final class Lab: @unchecked Sendable {
         report.command = options.command
         report.exitStatus = timedOut || interrupted != nil ? nil : status
         report.timedOut = timedOut
-        report.processes = Dictionary(servers.processes.map { ($0.name, $0.pid) } + [("command", process.pid)],
+        report.processes = Dictionary(servers.processes.map { ($0.name, $0.pid) } + [("command", process.pid)]
+                                          + activated.prefix(1).map { ("service", $0) },
                                       uniquingKeysWith: { a, _ in a })
         return LabOutcome(status: exit, report: report, keptDirectory: options.keep ? servers.directory : nil)
     }

@@ -93,7 +93,7 @@ package struct LabOptions: Sendable, Equatable {
         guard let kind = word == "bluetooth" ? .bluetoothA2DP : DeviceKind(rawValue: word),
               EmulatedDevice.kinds.contains(kind) else {
             throw DuckPromptError(.usage, "--device '\(text)': the kind is one of "
-                                  + EmulatedDevice.kinds.map(\.rawValue).joined(separator: ", ") + ", or none")
+                                  + EmulatedDevice.kinds.map(\.rawValue).joined(separator: ", ") + " (bluetooth: bluetooth-a2dp), or none")
         }
         let name = parts.count > 1 ? String(parts[1]) : EmulatedDevice.defaultName(for: kind)
         return EmulatedDevice(kind: kind, name: name)

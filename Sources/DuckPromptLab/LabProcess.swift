@@ -133,13 +133,8 @@ package final class LabProcess: @unchecked Sendable {
         for pid in pids where isRunning(pid) { kill(pid, SIGKILL) }
     }
 
-    /// Whether `pid` runs (not a zombie): `/proc/PID/stat`'s state.
-    package static func isRunning(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        let state = stat[stat.index(after: close)...].dropFirst().first
-        return state != nil && state != "Z" && state != "X"
-    }
+    /// Whether `pid` runs (not a zombie): `ProcessLiveness.isRunning`.
+    package static func isRunning(_ pid: pid_t) -> Bool { ProcessLiveness.isRunning(pid) }
 
     /// Every process of process group `group` but its leader, from `/proc/*/stat`: what a
     /// process the lab started, itself a group leader, started and let go (dbus-daemon's

@@ -225,15 +225,17 @@ package final class LabServers: @unchecked Sendable {
 
     /// Waits until what the bus activated (`duckprompt serve`) has left by itself, at most
     /// `limit`, or until `stop` returns true (looked at every 50 ms).
-    /// - Returns: whether it did (or there was none).
-    package func waitForActivated(limit: Duration, or stop: () -> Bool) -> Bool {
-        guard let bus = processes.first else { return true }
+    /// - Returns: whether it did (or there was none), and the pids of what was running when
+    ///   the wait began (for the report).
+    package func waitForActivated(limit: Duration, or stop: () -> Bool) -> (left: Bool, seen: [pid_t]) {
+        guard let bus = processes.first else { return (true, []) }
+        let seen = LabProcess.members(ofGroup: bus.pid).filter(LabProcess.isRunning)
         let deadline = ContinuousClock.now + limit
         while LabProcess.members(ofGroup: bus.pid).contains(where: LabProcess.isRunning) {
-            guard ContinuousClock.now < deadline, !stop() else { return false }
+            guard ContinuousClock.now < deadline, !stop() else { return (false, seen) }
             sleepThread(for: .milliseconds(50))
         }
-        return true
+        return (true, seen)
     }
 
     /// Stops every process, last started first: first what the bus activated (in the bus's

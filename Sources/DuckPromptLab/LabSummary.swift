@@ -13,14 +13,18 @@ package enum LabSummary {
             return "stream #\(index)\(app)"
         }
         guard report.listened else { return ["nothing recorded (--no-listen)"] }
-        if report.summary.prompts.isEmpty { lines.append("no prompt played (no stream of the command but music, video or game)") }
+        if report.summary.prompts.isEmpty {
+            lines.append("no prompt played: no stream opened but of media.role music, video, game, movie or production")
+        }
         for prompt in report.summary.prompts {
+            let open = !prompt.openAtEnd ? "" : report.timedOut ? " (cut off by --timeout: its stream was still open)"
+                : " (its stream was still open at the end)"
             if prompt.heard, let level = prompt.levelDbfs, let start = prompt.start, let end = prompt.end {
                 let shared = prompt.sharedWith.isEmpty ? "" : " (mixed with \(prompt.sharedWith.map { "#\($0)" }.joined(separator: ", ")))"
                 lines.append("prompt (\(named(prompt.stream))): heard on \(prompt.sink)'s monitor at "
-                             + "\(formatted("%.2f", level)) dBFS RMS, \(formatted("%.2f", start)) s to \(formatted("%.2f", end)) s\(shared)")
+                             + "\(formatted("%.2f", level)) dBFS RMS, \(formatted("%.2f", start)) s to \(formatted("%.2f", end)) s\(shared)\(open)")
             } else {
-                lines.append("prompt (\(named(prompt.stream))): played on \(prompt.sink) but NOT heard on its monitor")
+                lines.append("prompt (\(named(prompt.stream))): played on \(prompt.sink) but NOT heard on its monitor\(open)")
             }
         }
         for other in report.summary.others {

@@ -49,7 +49,7 @@ struct ListeningReportTests {
     /// Music on `speaker` from -2 s, at -23 dBFS and -43 while ducked from 0.2 to 1.2 s; a
     /// prompt on `prompt sink` from 0.0 to 1.4 s, heard from 0.25 to 1.25 s at -12 dBFS.
     static func run(promptSink: String = "bt_headset", musicAfter: VolumeState = full,
-                    promptRole: String? = "navigation") -> ListeningReport {
+                    promptRole: String? = "navigation", promptEnd: Double? = 1.4) -> ListeningReport {
         let windows = 360   // -2.0 ... 1.6 s
         func at(_ i: Int) -> Double { -2.0 + Double(i) * 0.01 }
         let musicLevels: [Double?] = (0..<windows).map { i in at(i) >= 0.2 && at(i) < 1.2 ? -43 : -23 }
@@ -62,7 +62,7 @@ struct ListeningReportTests {
         let streams = [
             StreamRecord(index: 3, properties: LabMusic.properties, start: -1.9, sinks: [Timed(-1.9, "speaker")],
                          volumes: [Timed(-1.9, full), Timed(0.1, halfway), Timed(0.2, ducked), Timed(1.3, halfway), Timed(1.5, musicAfter)]),
-            StreamRecord(index: 5, properties: promptProperties, start: 0.0, end: 1.4, sinks: [Timed(0.0, promptSink)],
+            StreamRecord(index: 5, properties: promptProperties, start: 0.0, end: promptEnd, sinks: [Timed(0.0, promptSink)],
                          volumes: [Timed(0.0, full)]),
         ]
         return ListeningReport(sinks: [("speaker", "speaker", "speaker", true, speaker),
@@ -137,6 +137,25 @@ struct ListeningReportTests {
         #expect(lines[0].hasPrefix("prompt (stream #5, duckprompt): heard on bt_headset's monitor at -12.00 dBFS RMS, 0.25 s to 1.25 s"))
         #expect(lines[1] == "music on speaker (stream #3, duckprompt lab) under prompt #5: duck depth 20.00 dB (volume), "
                 + "20.00 dB on the monitor; restored to exactly the volume it had")
+        #expect(Self.run().summary.prompts.first?.openAtEnd == false)
+    }
+
+    @Test("a prompt whose stream was still open at the end (COMMAND stopped at --timeout) is marked so, in the report and the summary")
+    func openAtEnd() throws {
+        var report = Self.run(promptEnd: nil)
+        report.timedOut = true
+        let prompt = try #require(report.summary.prompts.first)
+        #expect(prompt.openAtEnd && prompt.heard)
+        #expect(LabSummary.lines(report).first?.hasSuffix("(cut off by --timeout: its stream was still open)") == true,
+                "\(LabSummary.lines(report))")
+        report.timedOut = false
+        #expect(LabSummary.lines(report).first?.hasSuffix("(its stream was still open at the end)") == true)
+    }
+
+    @Test("no prompt stream: the summary says so")
+    func noPrompt() {
+        let report = ListeningReport(sinks: [], streams: [], end: 1)
+        #expect(LabSummary.lines(report) == ["no prompt played: no stream opened but of media.role music, video, game, movie or production"])
     }
 }
 

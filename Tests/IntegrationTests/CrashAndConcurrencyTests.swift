@@ -1,4 +1,5 @@
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// kill -9 mid-prompt (the journal), and many prompts at once (the lock).

@@ -1,4 +1,5 @@
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// The duck as a hidden gain, on the live server: exact restores across sinks and channel

@@ -1,4 +1,5 @@
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// What must not lose a user's volume: the server killed or stalled mid-prompt (the journal

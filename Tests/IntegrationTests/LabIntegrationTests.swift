@@ -96,13 +96,21 @@ struct LabIntegrationTests {
         #expect(abs((music["level_change_db"] as? Double ?? 0) + 20) <= 1 && music["restored"] as? Bool == true, "\(music)")
         let serving = try run(["pgrep", "-f", "duckprompt serve --exit-idle"], check: false)
         #expect(serving.stdout.isEmpty, "a lab's service still runs: \(serving.stdout)")
+        #expect(lab.processes["service"] != nil, "the activated service in the report: \(lab.processes)")
+        #expect(Self.nothingLeft(lab).isEmpty, "\(Self.nothingLeft(lab))")
     }
 
-    @Test("COMMAND's exit status comes back")
+    @Test("COMMAND's exit status comes back; what it left running in the background is stopped (checked by pid)")
     func exitStatus() throws {
-        let lab = try Self.lab([], ["sh", "-c", "test -n \"$PULSE_SERVER\" && pactl info >/dev/null && exit 3"])
+        let pidFile = TestAudio.directory.appendingPathComponent("lab-left-\(UUID().uuidString).pid").path
+        let lab = try Self.lab([], ["sh", "-c", "test -n \"$PULSE_SERVER\" && pactl info >/dev/null "
+                                     + "&& { sleep 1000 & echo $! > \(pidFile); exit 3; }"])
         #expect(lab.result.status == 3, "\(lab.result.stderr)")
         #expect(lab.report["exit_status"] as? Int == 3)
+        let sleeper = try #require(Int32((try String(contentsOfFile: pidFile, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let state = (try? String(contentsOfFile: "/proc/\(sleeper)/stat", encoding: .utf8)) ?? ""
+        #expect(state.isEmpty || state.contains(") Z"), "the command's background job \(sleeper) still runs: \(state)")
+        #expect(lab.result.stderr.contains("lab: stopping what sh left running: pid \(sleeper)"), "\(lab.result.stderr)")
         #expect(Self.nothingLeft(lab).isEmpty, "\(Self.nothingLeft(lab))")
     }
 

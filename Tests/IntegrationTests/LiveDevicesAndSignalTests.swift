@@ -1,4 +1,5 @@
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// `devices`/`route` on the live server, and signals during a prompt.

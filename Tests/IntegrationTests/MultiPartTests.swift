@@ -1,4 +1,5 @@
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// One prompt of several files (gapless, under one duck) and a prompt from standard input.

@@ -1,4 +1,5 @@
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// End-to-end prompts on the private server that `Scripts/sound-server` started (PipeWire or

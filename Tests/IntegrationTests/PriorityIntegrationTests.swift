@@ -1,5 +1,6 @@
 import DuckPrompt
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// SSIP priorities across processes and inside one, judged from the speaker's monitor: a
@@ -14,11 +15,7 @@ struct PriorityIntegrationTests {
 
     /// Whether `hertz` is audible (above -30 dB) in the last 100 ms received.
     static func hearing(_ recorder: MonitorRecorder, hertz: Double) -> Bool {
-        let data = recorder.background.bytes
-        let frames = data.count / 4
-        let want = MonitorRecorder.rate / 10
-        guard frames >= want else { return false }
-        let tail: [Float] = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)[(frames - want)..<frames]) }
+        guard let tail = recorder.latest(frames: BenchProbe.rate / 10) else { return false }
         return (Levels.tone(tail, hertz: hertz).max() ?? -200) > -30
     }
 

@@ -1,6 +1,7 @@
 import DuckPrompt
 import Foundation
 import Synchronization
+import DuckPromptProbe
 import Testing
 
 /// A `Prompter` held across prompts, on the live server: prompts queued in call order on one

@@ -1,4 +1,5 @@
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// D-Bus activation as a user gets it: `Scripts/install` into a temporary prefix, a session bus

@@ -1,5 +1,6 @@
 import DuckPrompt
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// `duckprompt serve` on the session bus Scripts/sound-server starts (a real

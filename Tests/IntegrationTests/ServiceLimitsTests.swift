@@ -1,5 +1,6 @@
 import DuckPrompt
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// The service's limits against a misbehaving client (`PromptLimits`, Docs/dbus.md), each

@@ -1,5 +1,6 @@
 import DuckPrompt
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// One queue for the service and the command (Docs/dbus.md): the cross-process priorities
@@ -38,7 +39,7 @@ extension ServiceIntegrationTests {
         #expect(try service.finished(id) == "played", "\(service.signals)")
         try recorder.waitForMoreAudio(seconds: 0.3)
         let samples = recorder.stop()
-        let later = Array(samples.dropFirst(Int(messageFrom * Double(MonitorRecorder.rate))))
+        let later = Array(samples.dropFirst(Int(messageFrom * Double(BenchProbe.rate))))
         let messageHeard = Levels.tone(later, hertz: Self.messageHz).filter { $0 > -40 }.count
         #expect(messageHeard >= 80, "the service's message was heard in \(messageHeard) 10 ms windows of 100")
         #expect(service.stop() == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import DuckPromptProbe
 import Testing
 
 /// `--volume` is relative to the volume the server saved for `media.role=navigation` (the

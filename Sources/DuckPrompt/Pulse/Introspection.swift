@@ -17,10 +17,13 @@ private final class ServerInfoBox: @unchecked Sendable {
 }
 
 /// What `pa_context_get_server_info` tells.
-struct ServerInfo: Sendable {
-    var defaultSinkName: String?
-    var serverName: String
-    var serverVersion: String
+package struct ServerInfo: Sendable {
+    /// `default_sink_name`; nil when none is chosen.
+    package var defaultSinkName: String?
+    /// `server_name`, e.g. `PulseAudio (on PipeWire 0.3.65)` or `pulseaudio`.
+    package var serverName: String
+    /// `server_version`, e.g. `15.0.0`.
+    package var serverVersion: String
 }
 
 extension ServerInfo {
@@ -44,22 +47,14 @@ extension PulseConnection {
     /// - Throws: `.unavailable` when the connection is lost.
     /// libpulse: `pa_context_get_sink_info_list`, `pa_context_get_sink_input_info_list`,
     /// `pa_context_get_server_info`.
-    func snapshot() throws -> (Snapshot, ServerInfo) {
+    package func snapshot() throws -> (Snapshot, ServerInfo) {
         Self.fullReads.add(1, ordering: .relaxed)
         let sinks = ListBox<Sink>(mainloop: mainloop)
         let inputs = ListBox<SinkInput>(mainloop: mainloop)
         let server = ServerInfoBox(mainloop: mainloop)
         try withExtendedLifetime((sinks, inputs, server)) {
             try withLock {
-                let op1 = pa_context_get_sink_info_list(context, { _, info, eol, userdata in
-                    let box = Unmanaged<ListBox<Sink>>.fromOpaque(userdata!).takeUnretainedValue()
-                    if eol != 0 {
-                        if eol < 0 { box.failed = true }
-                        pa_threaded_mainloop_signal(box.mainloop, 0)
-                        return
-                    }
-                    if let info { box.items.append(Sink(info.pointee)) }
-                }, Unmanaged.passUnretained(sinks).toOpaque())
+                let op1 = requestSinksLocked(into: sinks)
                 let op2 = requestSinkInputsLocked(into: inputs)
                 let op3 = requestServerInfoLocked(into: server)
                 try waitLocked(for: op1, what: "listing sinks")
@@ -99,6 +94,19 @@ extension PulseConnection {
         }, Unmanaged.passUnretained(box).toOpaque())
     }
 
+    /// Asks for every sink's info, collected in `box`; lock held. `pa_context_get_sink_info_list`.
+    private func requestSinksLocked(into box: ListBox<Sink>) -> OpaquePointer? {
+        pa_context_get_sink_info_list(context, { _, info, eol, userdata in
+            let box = Unmanaged<ListBox<Sink>>.fromOpaque(userdata!).takeUnretainedValue()
+            if eol != 0 {
+                if eol < 0 { box.failed = true }
+                pa_threaded_mainloop_signal(box.mainloop, 0)
+                return
+            }
+            if let info { box.items.append(Sink(info.pointee)) }
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+
     /// Asks for every sink-input's info, collected in `box`; lock held.
     /// `pa_context_get_sink_input_info_list`.
     private func requestSinkInputsLocked(into box: ListBox<SinkInput>) -> OpaquePointer? {
@@ -111,6 +119,18 @@ extension PulseConnection {
             }
             if let info { box.items.append(SinkInput(info.pointee)) }
         }, Unmanaged.passUnretained(box).toOpaque())
+    }
+
+    /// Every sink, in one round trip; call without the lock.
+    /// - Throws: `.unavailable` when the connection is lost, `.internal` when the server refuses.
+    /// libpulse: `pa_context_get_sink_info_list`.
+    package func sinkList() throws -> [Sink] {
+        let box = ListBox<Sink>(mainloop: mainloop)
+        try withExtendedLifetime(box) {
+            try withLock { try waitLocked(for: requestSinksLocked(into: box), what: "listing sinks") }
+        }
+        if box.failed { throw DuckPromptError(.internal, "the server refused to list sinks") }
+        return box.items
     }
 
     /// Every sink-input, in one round trip; call without the lock.

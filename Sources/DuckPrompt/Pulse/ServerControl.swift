@@ -35,8 +35,28 @@ extension PulseConnection {
         return box.index
     }
 
+    /// Suspends `sink` or resumes it (`suspend` false).
+    /// - Throws: `.unavailable` when the server refuses (no such sink) or the connection is
+    ///   lost. libpulse: `pa_context_suspend_sink_by_name`.
+    package func suspendSink(_ sink: String, _ suspend: Bool) throws {
+        let box = ControlBox(mainloop: mainloop)
+        try withExtendedLifetime(box) {
+            try withLock {
+                let op = pa_context_suspend_sink_by_name(context, sink, suspend ? 1 : 0, { _, success, userdata in
+                    let box = Unmanaged<ControlBox>.fromOpaque(userdata!).takeUnretainedValue()
+                    box.success = success != 0
+                    pa_threaded_mainloop_signal(box.mainloop, 0)
+                }, Unmanaged.passUnretained(box).toOpaque())
+                try waitLocked(for: op, what: suspend ? "suspending \(sink)" : "resuming \(sink)")
+                if !box.success {
+                    throw DuckPromptError(.unavailable, "the sound server refused to \(suspend ? "suspend" : "resume") \(sink): \(lastErrorLocked)")
+                }
+            }
+        }
+    }
+
     /// Makes `sink` the default sink. On PipeWire the session manager applies it a moment
-    /// later: `snapshot()` tells when it has.
+    /// later: `snapshot()` (its `ServerInfo.defaultSinkName`) tells when it has.
     /// - Throws: `.unavailable` when the server refuses (no such sink) or the connection is
     ///   lost. libpulse: `pa_context_set_default_sink`.
     package func setDefaultSink(_ sink: String) throws {
@@ -54,14 +74,5 @@ extension PulseConnection {
                 }
             }
         }
-    }
-
-    /// The sinks, sink-inputs and default sink now, in one round trip, with the server's name
-    /// and version. - Throws: `.unavailable` when the connection is lost.
-    /// libpulse: `pa_context_get_sink_info_list`, `pa_context_get_sink_input_info_list`,
-    /// `pa_context_get_server_info`.
-    package func serverState() throws -> (snapshot: Snapshot, serverName: String, serverVersion: String) {
-        let (snapshot, info) = try snapshot()
-        return (snapshot, info.serverName, info.serverVersion)
     }
 }

@@ -144,10 +144,13 @@ extension PulseConnection {
     }
 
     /// `nextEventsLocked`, but nil when `deadline` passes before an event comes.
+    /// - Parameter answers: return as well once a sink-input info asked for has arrived in
+    ///   `inbox.sinkInputs` (the events then may be none), so its arrival is seen at once.
     /// - Throws: `.unavailable` when the connection is lost.
-    package func nextEventsLocked(_ inbox: EventInbox, until deadline: ContinuousClock.Instant) throws -> [ServerEvent]? {
+    package func nextEventsLocked(_ inbox: EventInbox, until deadline: ContinuousClock.Instant,
+                                  orAnswers answers: Bool = false) throws -> [ServerEvent]? {
         try withWakeupLocked(at: deadline) {
-            while inbox.events.isEmpty {
+            while inbox.events.isEmpty && !(answers && !inbox.sinkInputs.isEmpty) {
                 if interrupted { return [] }
                 guard isAliveLocked else {
                     throw DuckPromptError(.unavailable, "lost the connection to the sound server at \(serverDescription)")

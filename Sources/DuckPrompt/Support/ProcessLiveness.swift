@@ -5,7 +5,7 @@ import Glibc
 /// journal's or a ticket's owner from a later process that reused its pid, and from a zombie.
 ///
 /// Pure reads; safe from any thread. Without /proc every answer is "not there".
-enum ProcessLiveness {
+package enum ProcessLiveness {
     /// A process's start time, clock ticks after boot: field 22 (`starttime`) of
     /// `/proc/PID/stat`. Nil when the process does not exist (or /proc is not readable).
     static func start(of pid: Int32) -> UInt64? {
@@ -19,6 +19,13 @@ enum ProcessLiveness {
         guard let text = statLine(of: pid), let started = parseStart(stat: text) else { return false }
         let state = parseState(stat: text)
         return started == start && state != "Z" && state != "X"
+    }
+
+    /// Whether `pid` runs, whenever it started: it exists and is not a zombie.
+    /// `/proc/PID/stat`'s state.
+    package static func isRunning(_ pid: Int32) -> Bool {
+        guard let text = statLine(of: pid), let state = parseState(stat: text) else { return false }
+        return state != "Z" && state != "X"
     }
 
     /// Whether any process has `pid`, a zombie included. `stat(2)` of `/proc/PID`.

@@ -98,6 +98,9 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         package var levelDbfs: Double?
         /// Other streams that played on its sink meanwhile: its level is their mix.
         package var sharedWith: [UInt32]
+        /// Its stream was still open when the run ended (COMMAND stopped at `--timeout` or by
+        /// a signal, or a client that keeps its stream): what was heard may be only a part.
+        package var openAtEnd = false
     }
 
     /// Another stream that played while a prompt did: how far it went down, and whether it
@@ -185,21 +188,21 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         let shared = streams.filter { $0.index != prompt.index && $0.sink == prompt.sink && overlap($0, prompt, end: end) }
             .map(\.index)
         guard let timeline = timelines[prompt.sink] else {
-            return PromptHeard(stream: prompt.index, sink: prompt.sink, heard: false, sharedWith: shared)
+            return PromptHeard(stream: prompt.index, sink: prompt.sink, heard: false, sharedWith: shared, openAtEnd: prompt.end == nil)
         }
         let within = timeline.heardStretches.compactMap { stretch -> LevelTimeline.Stretch? in
             let start = max(stretch.start, prompt.start), stretchEnd = min(stretch.end, stop)
             return start < stretchEnd ? LevelTimeline.Stretch(start: start, end: stretchEnd, level: stretch.level) : nil
         }
         guard let first = within.first, let last = within.last else {
-            return PromptHeard(stream: prompt.index, sink: prompt.sink, heard: false, sharedWith: shared)
+            return PromptHeard(stream: prompt.index, sink: prompt.sink, heard: false, sharedWith: shared, openAtEnd: prompt.end == nil)
         }
         let levels = (timeline.window(at: first.start)...max(timeline.window(at: first.start), timeline.window(at: last.end) - 1))
             .compactMap { $0 >= 0 && $0 < timeline.levels.count ? timeline.levels[$0] : nil }
             .filter { $0 > LevelTimeline.heardThreshold }
         return PromptHeard(stream: prompt.index, sink: prompt.sink, heard: true, start: rounded(first.start, 3),
                            end: rounded(last.end, 3), levelDbfs: LevelTimeline.median(levels).map { rounded($0, 2) },
-                           sharedWith: shared)
+                           sharedWith: shared, openAtEnd: prompt.end == nil)
     }
 
     /// How `other` fared while `prompt` played: from the prompt stream's start to the end of

@@ -71,7 +71,7 @@ package struct VolumeState: Sendable, Equatable {
 /// changes volume or mute, and ends. Its own thread sleeps on the server's events
 /// (`pa_context_subscribe`) and reads the stream each event names.
 /// libpulse: `pa_context_subscribe`, `pa_context_get_sink_input_info`,
-/// `pa_context_get_sink_info_list`.
+/// `pa_context_get_sink_info_list` (the sink names, read again when a sink appears or goes).
 package final class StreamLog: @unchecked Sendable {
     /// The property that marks the lab's own streams: `music`, `recorder`.
     package static let labProperty = "duckprompt.lab"
@@ -128,7 +128,7 @@ package final class StreamLog: @unchecked Sendable {
     }
 
     private func readSinks() throws {
-        let sinks = try connection.serverState().snapshot.sinks
+        let sinks = try connection.sinkList()
         lock.withLock {
             for sink in sinks { if let index = sink.index { sinkNames[index] = sink.name } }
         }
@@ -138,9 +138,11 @@ package final class StreamLog: @unchecked Sendable {
     private func follow() {
         defer { done.withLock { finished = true; done.broadcast() } }
         while !lock.withLock({ stopped }) {
-            // Woken by each event, and every 100 ms to look at `stopped`.
+            // Woken by each event and each answer (a stream's start is stamped when its info
+            // arrives), and every 100 ms to look at `stopped`.
             let next = connection.withLock { () -> ([ServerEvent], [SinkInput])? in
-                guard let events = try? connection.nextEventsLocked(inbox, until: .now + .milliseconds(100)) ?? [] else {
+                guard let events = try? connection.nextEventsLocked(inbox, until: .now + .milliseconds(100),
+                                                                    orAnswers: true) ?? [] else {
                     return nil
                 }
                 let infos = inbox.sinkInputs
