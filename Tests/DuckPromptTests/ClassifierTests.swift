@@ -82,7 +82,10 @@ struct ClassifierTests {
 
     static let bluetoothA2DP = ["device.api": "bluez5", "device.bus": "bluetooth",
                                 "api.bluez5.profile": "a2dp-sink"]
-    static let builtinSpeaker = ["device.api": "alsa", "device.bus": "pci",
+    /// What `duckprompt lab` and the test rigs give an emulated built-in speaker: an ALSA PCI
+    /// card built in (`internal`, which alone says nothing) whose description names the output,
+    /// as PipeWire's split-port profiles do.
+    static let builtinSpeaker = ["device.api": "alsa", "device.bus": "pci", "device.description": "Built-in Audio Speaker",
                                  "device.form_factor": "internal", "device.class": "sound"]
 
     static let emulatedCases: [Case] = [
@@ -96,7 +99,10 @@ struct ClassifierTests {
              kind: .bluetoothA2DP, external: true),
         Case(label: "PulseAudio null sink emulating a built-in speaker",
              sink: nullSink(builtinSpeaker), kind: .speaker, external: false,
-             evidence: "device.form_factor=internal"),
+             evidence: "device.description=Built-in Audio Speaker (its ALSA name; the dump lists no ports)"),
+        Case(label: "a null sink that says only built in (device.form_factor=internal) is unknown",
+             sink: nullSink(builtinSpeaker.filter { $0.key != "device.description" }), kind: .unknown, external: false,
+             evidence: "device.api=alsa with no decisive property and no port"),
         Case(label: "pipewire-pulse null sink emulating a built-in speaker, node.virtual set",
              sink: nullSink(builtinSpeaker, pipewire: true, nodeVirtual: true),
              kind: .speaker, external: false),
@@ -201,11 +207,11 @@ struct ClassifierTests {
         Case(label: "USB seen only as snd_usb_audio",
              sink: Sink(name: "x", driver: "PipeWire", properties: ["alsa.driver_name": "snd_usb_audio"]),
              kind: .usb, external: true),
-        Case(label: "Raspberry Pi generic analog-output, form factor internal → speaker",
+        Case(label: "a platform card's generic analog-output, form factor internal, no name → unknown, not speaker",
              sink: alsa(["device.bus": "", "device.bus_path": "platform-bcm2835_audio",
                          "device.form_factor": "internal"],
                         ports: [Port(name: "analog-output", description: "Analog Output", type: .analog)]),
-             kind: .speaker, external: false, evidence: "device.form_factor=internal"),
+             kind: .unknown, external: false, evidence: "active port analog-output (type analog) decides nothing"),
         Case(label: "generic analog-output, nothing else → unknown",
              sink: Sink(name: "x", driver: "module-alsa-card.c",
                         ports: [Port(name: "analog-output", type: .analog)], activePortName: "analog-output",
@@ -279,7 +285,7 @@ struct ClassifierTests {
     // MARK: What real machines show (issue 3, item 3)
 
     static let coverageCases: [Case] = [
-        Case(label: "Raspberry Pi on PulseAudio: platform card, generic analog-output, no form factor → speaker",
+        Case(label: "Raspberry Pi on PulseAudio: platform card, generic analog-output, a card name that says nothing → unknown",
              sink: Sink(index: 0, name: "alsa_output.platform-soc_audio.analog-stereo", driver: "module-alsa-card.c",
                         flags: ["HARDWARE", "DECIBEL_VOLUME", "LATENCY"],
                         ports: [Port(name: "analog-output", description: "Analog Output", priority: 9900)],
@@ -289,14 +295,15 @@ struct ClassifierTests {
                                      "device.bus_path": "platform-soc:audio",
                                      "sysfs.path": "/devices/platform/soc/soc:audio/bcm2835_alsa/sound/card0",
                                      "device.string": "front:0"]),
-             kind: .speaker, external: false,
-             evidence: "device.bus_path=platform-soc:audio with a generic analog-output port (a board's own output)"),
-        Case(label: "Raspberry Pi on PipeWire (wpctl spelling): device.form-factor=internal → speaker",
+             kind: .unknown, external: false,
+             evidence: "active port analog-output (type unknown) decides nothing; its names say nothing (alsa.card_name=bcm2835 ALSA)"),
+        Case(label: "Raspberry Pi on PipeWire (wpctl spelling): the card name bcm2835 Headphones, not device.form-factor=internal",
              sink: Sink(name: "alsa_output.platform-bcm2835_audio.stereo-fallback", driver: "PipeWire",
                         properties: ["alsa.card_name": "bcm2835 Headphones", "device.api": "alsa",
                                      "device.bus-path": "platform-bcm2835_audio", "device.form-factor": "internal",
                                      "api.alsa.path": "front:0", "media.class": "Audio/Sink"]),
-             kind: .speaker, external: false, evidence: "device.form-factor=internal"),
+             kind: .headphones, external: true,
+             evidence: "alsa.card_name=bcm2835 Headphones (its ALSA name; the dump lists no ports)"),
         Case(label: "Raspberry Pi HDMI with no port left in the dump: the hdmi profile decides",
              sink: Sink(name: "x", driver: "PipeWire",
                         properties: ["alsa.card_name": "vc4-hdmi-0", "device.api": "alsa",
@@ -424,14 +431,17 @@ struct ClassifierTests {
     func pipewireCapture() throws {
         let sinks = try SinkFixture.sinks("sinks-json/pw0365-null-sinks-emulated-devices.json")
         let kinds = sinks.map { Classifier.classify($0).kind }
-        #expect(kinds == [.bluetoothA2DP, .speaker, .virtual, .virtual, .virtual])
+        // The emulated built-in (`device.api=alsa device.bus=pci device.form_factor=internal`,
+        // description `Builtin`) says built in, not which output: unknown.
+        #expect(kinds == [.bluetoothA2DP, .unknown, .virtual, .virtual, .virtual])
     }
 
     @Test("PulseAudio capture in three languages: same kinds", arguments: ["C", "fr", "de"])
     func pulseAudioCapture(language: String) throws {
         let sinks = try SinkFixture.sinks("sinks-localised/pa16-emulated-devices-\(language).txt")
         let kinds = sinks.map { Classifier.classify($0).kind }
-        #expect(kinds == [.bluetoothA2DP, .virtual, .speaker, .network])
+        // `builtin` says only built in (`device.form_factor=internal`, description `Builtin`): unknown.
+        #expect(kinds == [.bluetoothA2DP, .virtual, .unknown, .network])
     }
 
     @Test("Classification is Codable with the kind's raw value")

@@ -53,14 +53,19 @@ public struct Classification: Sendable, Equatable, Codable {
 ///    speaker (port type speaker) is Bluetooth.
 /// 2. **car**: `device.form_factor=car`, or active port type car.
 /// 3. **network**: drivers `module-tunnel*`, `module-raop-sink`, `module-rtp-send`,
-///    `module-roc-sink`; properties `tunnel.*`, `raop.*`, `rtp.*`, `roc.*`, `zeroconf.*`,
-///    `pulse.server.address`;
+///    `module-roc-sink`; properties `tunnel.*`, `raop.*`, `rtp.*`, `sess.*` (PipeWire's RTP
+///    session), `roc.*`, `snapcast.*`, `vban.*`, `zeroconf.*`, `pulse.server.address`;
 ///    `device.api=raop|tunnel|rtp|roc`; `node.network=true`; a PipeWire `factory.name` with a
 ///    `tunnel`, `raop`, `rtp`, `roc`, `vban` or `snapcast` component (never
-///    `support.null-audio-sink`); the `NETWORK` sink flag.
-/// 4. **ALSA loopback card** (snd-aloop: `alsa.driver_name=snd_aloop`, or the card name the
-///    driver always gives, `alsa.card_name`/`api.alsa.card.name` = `Loopback`) → **virtual**:
-///    it carries the HARDWARE flag and a generic port like a sound card, but nobody hears it.
+///    `support.null-audio-sink`); the `NETWORK` sink flag; with no device property at all, the
+///    node name PipeWire's network modules give (`raop_sink.…`, `tunnel.…`, `rtp_session.…`,
+///    `roc-sink`, `snapcast…`).
+/// 3b. **JACK** → **virtual**: `module-jack-sink`, `device.api=jack`, `jack.*` properties, a
+///    JACK `factory.name`: the device is behind JACK.
+/// 4. **ALSA cards nobody hears** → **virtual**: the loopback card (snd-aloop:
+///    `alsa.driver_name=snd_aloop`, or the card name the driver always gives,
+///    `alsa.card_name`/`api.alsa.card.name` = `Loopback`) and the dummy card (`snd_dummy`,
+///    `Dummy`): they carry the HARDWARE flag and a generic port like a sound card.
 /// 5. **usb**: `device.bus=usb`; `device.bus_path`, `sysfs.path` or `api.alsa.path` with a
 ///    `usb` component; `alsa.driver_name=snd_usb_audio`; an ALSA long card name `… at usb-…`;
 ///    `alsa.components=USBvvvv:pppp` (what snd-usb-audio reports); a udev id `udev.id=usb-…`.
@@ -78,16 +83,17 @@ public struct Classification: Sendable, Equatable, Codable {
 /// 7. **ALSA PCM**, when no port decided: the profile (`device.profile.name=hdmi-*` → hdmi,
 ///    `iec958-*` → line-out) or the PCM device string (`api.alsa.path`/`device.string` =
 ///    `hdmi:…` → hdmi, `iec958:…` → line-out).
-/// 8. **`device.form_factor`**: `internal`, `speaker` → speaker (a board's own output with no
-///    jack the server can identify, e.g. a Raspberry Pi's generic `analog-output`);
-///    `headphone`, `headset` → headphones; `tv`, `monitor` → hdmi (a display's audio that is
-///    neither USB nor Bluetooth arrives over HDMI or DisplayPort); `handset`, `hands-free`,
-///    `portable`, `microphone`, `webcam`, `computer`, `hifi` → no decision (nothing tells
-///    whether it is built in or plugged).
-/// 9. **platform sound card** (`device.bus_path=platform-…`, `sysfs.path=/devices/platform/…`,
-///    no USB component) whose active port is a generic `analog-output` (or that has no port)
-///    → speaker: a system-on-chip board's own analog output (Raspberry Pi `bcm2835`) when the
-///    server names no form factor.
+/// 8. **`device.form_factor`**: `speaker` → speaker; `headphone`, `headset` → headphones; `tv`,
+///    `monitor` → hdmi (a display's audio that is neither USB nor Bluetooth arrives over HDMI
+///    or DisplayPort); `internal` (udev's mark of every PCI and platform card), `handset`,
+///    `hands-free`, `portable`, `microphone`, `webcam`, `computer`, `hifi` → no decision
+///    (nothing tells which output it is).
+/// 9. **ALSA names** (an ALSA sink: `alsa.*`, `api.alsa.*`, `device.api=alsa`, an ALSA driver,
+///    `object.path=alsa:…`): what its PCM, profile, card and description names say
+///    (`ALSANames`): `bcm2835 Headphones` → headphones, `vc4-hdmi`, `HDMI / DisplayPort 2
+///    Output` → hdmi, a split-port `Built-in Audio Headphones` → headphones. A card whose
+///    names say nothing stays unknown (rule 11), not speaker: a guess must not look like
+///    knowledge.
 /// 10. **virtual**: no device property (`device.api`, `device.bus`, `device.bus_path`,
 ///    `device.form_factor`, `device.string`, `device.vendor.*`, `device.product.*`,
 ///    `sysfs.path`, `alsa.*`, `api.alsa.*`, `api.bluez5.*`, `bluez.*`, `bluetooth.*`) and no
@@ -99,7 +105,8 @@ public struct Classification: Sendable, Equatable, Codable {
 ///    classified by them even when a null sink carries them (that is how tests emulate
 ///    devices), so rules 1–9 run first.
 /// 11. Anything else is **unknown** (a real device with nothing decisive: a generic
-///    `analog-output` port on a PCI card, a sink with only `device.api=alsa`).
+///    `analog-output` port on a PCI card whose names say nothing, a sink with only
+///    `device.api=alsa`); the evidence names what was read and what was missing.
 ///
 /// `classify(_ snapshot:ranking:)` adds what one sink cannot show: where a virtual sink's audio
 /// goes (`Classification.forwardsTo`).
@@ -134,12 +141,13 @@ package enum Classifier {
         if let decision = bluetooth(sink, keys: keys) { return decision }
         if let decision = car(properties, port: port) { return decision }
         if let decision = network(sink, keys: keys) { return decision }
-        if let decision = alsaLoopback(properties) { return decision }
+        if let decision = jack(sink, keys: keys) { return decision }
+        if let decision = silentALSACard(properties) { return decision }
         if let decision = usb(sink, keys: keys) { return decision }
         if let port, let decision = byPort(port) { return decision }
         if let decision = byALSAPCM(properties, keys: keys) { return decision }
         if let decision = byFormFactor(properties) { return decision }
-        if let decision = platformBoardOutput(sink, port: port) { return decision }
+        if let decision = byALSANames(sink, keys: keys) { return decision }
         if sink.ports.isEmpty {
             let marker = virtualMarker(sink)
             if !keys.hasDeviceKey {
@@ -260,17 +268,49 @@ package enum Classifier {
             return (.network, "\(key)=\(p[key] ?? "")")
         }
         if sink.flags.contains("NETWORK") { return (.network, "flag NETWORK") }
+        // A dump cut down to its node name: PipeWire's network modules name their sinks
+        // (`raop_sink.HOST.IP.PORT`, `tunnel.HOST…`, `rtp_session.…`, `roc-sink`,
+        // `snapcast…`); read only when nothing describes a device.
+        if !keys.hasDeviceKey {
+            let name = p["node.name"] ?? sink.name
+            if let prefix = networkNodeNamePrefixes.first(where: { name.hasPrefix($0) }) {
+                return (.network, "node.name=\(name) (the name \(prefix)… a PipeWire network module gives its sink)")
+            }
+        }
         return nil
     }
 
-    // MARK: 4. ALSA loopback card
+    private static let networkNodeNamePrefixes = [
+        "raop_sink.", "tunnel.", "rtp_session.", "rtp-sink", "roc-sink", "snapcast", "netjack2_", "vban",
+    ]
 
-    private static func alsaLoopback(_ p: [String: String]) -> (DeviceKind, String)? {
-        if value(p, "alsa.driver_name") == "snd_aloop" {
-            return (.virtual, "alsa.driver_name=snd_aloop (an ALSA loopback card: nothing is heard)")
+    // MARK: 3b. JACK
+
+    /// A sink that hands its audio to JACK (PulseAudio's `module-jack-sink`, PipeWire's JACK
+    /// tunnel) is virtual: the device is behind JACK, which this server does not see.
+    private static func jack(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
+        let behind = "(the device is behind JACK)"
+        if sink.driver.lowercased().hasPrefix("module-jack") { return (.virtual, "driver \(sink.driver) \(behind)") }
+        if value(sink.properties, "device.api") == "jack" { return (.virtual, "device.api=jack \(behind)") }
+        if let key = keys.firstJACKKey { return (.virtual, "\(key)=\(sink.properties[key] ?? "") \(behind)") }
+        if let factory = value(sink.properties, "factory.name"), factory.contains("jack") {
+            return (.virtual, "factory.name=\(factory) \(behind)")
         }
-        for key in ["alsa.card_name", "api.alsa.card.name"] where value(p, key) == "loopback" {
-            return (.virtual, "\(key)=\(p[key] ?? "Loopback") (an ALSA loopback card: nothing is heard)")
+        return nil
+    }
+
+    // MARK: 4. ALSA cards nobody hears
+
+    /// The ALSA loopback card (snd-aloop) and the dummy card (snd-dummy): each looks like a
+    /// sound card (HARDWARE flag, a generic port) but nothing is heard from it.
+    private static func silentALSACard(_ p: [String: String]) -> (DeviceKind, String)? {
+        for (driver, card, what) in [("snd_aloop", "loopback", "an ALSA loopback card"), ("snd_dummy", "dummy", "the ALSA dummy card")] {
+            if value(p, "alsa.driver_name") == driver {
+                return (.virtual, "alsa.driver_name=\(driver) (\(what): nothing is heard)")
+            }
+            for key in ["alsa.card_name", "api.alsa.card.name"] where value(p, key) == card {
+                return (.virtual, "\(key)=\(p[key] ?? card) (\(what): nothing is heard)")
+            }
         }
         return nil
     }
@@ -381,8 +421,10 @@ package enum Classifier {
 
     private static func byFormFactor(_ p: [String: String]) -> (DeviceKind, String)? {
         guard let (key, formFactor) = lookup(p, "device.form_factor") else { return nil }
+        // `internal` says built in, not which output (udev marks every PCI and platform card so):
+        // it decides nothing.
         let kind: DeviceKind? = switch formFactor {
-        case "internal", "speaker": .speaker
+        case "speaker": .speaker
         case "headphone", "headset": .headphones
         case "tv", "monitor": .hdmi
         default: nil
@@ -390,23 +432,23 @@ package enum Classifier {
         return kind.map { ($0, "\(key)=\(formFactor)") }
     }
 
-    // MARK: 9. Platform sound card
+    // MARK: 9. ALSA names
 
-    private static func platformBoardOutput(_ sink: Sink, port: Port?) -> (DeviceKind, String)? {
+    /// An ALSA sink that no port, profile or form factor decided: what its own names say
+    /// (`ALSANames`). When the dump lists no ports, the evidence says so.
+    private static func byALSANames(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
+        guard isALSA(sink, keys: keys), let (kind, key, name) = ALSANames.kind(sink) else { return nil }
+        let missing = sink.ports.isEmpty ? "; the dump lists no ports" : ""
+        return (kind, "\(key)=\(name) (its ALSA name\(missing))")
+    }
+
+    /// Whether the sink is an ALSA device: `alsa.*`/`api.alsa.*` properties, `device.api=alsa`,
+    /// an ALSA driver, PipeWire's `object.path=alsa:…` or `factory.name=api.alsa.…` (what a
+    /// `pw-cli ls Node` dump keeps).
+    private static func isALSA(_ sink: Sink, keys: KeyFamilies) -> Bool {
         let p = sink.properties
-        let platform: (String, String)? = {
-            if let (key, path) = lookup(p, "device.bus_path"), path.hasPrefix("platform-") { return (key, p[key] ?? path) }
-            if let (key, path) = lookup(p, "sysfs.path"), path.hasPrefix("/devices/platform/") { return (key, p[key] ?? path) }
-            return nil
-        }()
-        guard let (key, path) = platform else { return nil }
-        if let port {
-            let name = port.name.lowercased()
-            guard name == "analog-output" || name == "analog-output-mono" || name == "[out] analog"
-                    || (port.type == .analog && name.hasPrefix("analog-output")) else { return nil }
-            return (.speaker, "\(key)=\(path) with a generic \(port.name) port (a board's own output)")
-        }
-        return (.speaker, "\(key)=\(path) (a board's own output)")
+        return keys.hasALSAKey || value(p, "device.api") == "alsa" || sink.driver.hasPrefix("module-alsa")
+            || value(p, "object.path")?.hasPrefix("alsa:") == true || value(p, "factory.name")?.hasPrefix("api.alsa.") == true
     }
 
     // MARK: 10. Virtual
@@ -446,9 +488,11 @@ package enum Classifier {
     // MARK: 11. Unknown
 
     private static func unknownEvidence(_ sink: Sink, port: Port?) -> String {
-        if let port { return "active port \(port.name) (type \(port.type.rawValue)) decides nothing" }
-        if let api = sink.properties["device.api"] { return "device.api=\(api) with no decisive property" }
-        return "no decisive property or port"
+        let names = ALSANames.silentNames(sink).map { "; its names say nothing (\($0))" } ?? ""
+        if let port { return "active port \(port.name) (type \(port.type.rawValue)) decides nothing\(names)" }
+        let ports = sink.ports.isEmpty ? "no port" : "no active port"
+        if let api = sink.properties["device.api"] { return "device.api=\(api) with no decisive property and \(ports)\(names)" }
+        return "no decisive property and \(ports)\(names)"
     }
 
     // MARK: Property keys
@@ -461,7 +505,9 @@ package enum Classifier {
         /// The first key that marks a network sink (`tunnel.*`, `raop.*`, `rtp.*`, `roc.*`,
         /// `zeroconf.*`, `pulse.server.address*`), in sorted order (rule 3).
         var firstNetworkKey: String?
-        /// An `alsa.*` or `api.alsa.*` key (rules 5 and 7).
+        /// The first `jack.*` key, in sorted order (rule 3b).
+        var firstJACKKey: String?
+        /// An `alsa.*` or `api.alsa.*` key (rules 5, 7 and 9).
         var hasALSAKey = false
         /// An `api.alsa.*` key.
         var hasAPIALSAKey = false
@@ -476,7 +522,9 @@ package enum Classifier {
             "device.api", "device.bus", "device.bus_path", "device.bus-path", "device.form_factor",
             "device.form-factor", "device.string", "sysfs.path", "device.sysfs.path", "udev.id",
         ]
-        private static let networkPrefixes = ["pulse.server.address", "raop.", "roc.", "rtp.", "tunnel.", "zeroconf."]
+        private static let networkPrefixes = [
+            "pulse.server.address", "raop.", "roc.", "rtp.", "sess.", "snapcast.", "tunnel.", "vban.", "zeroconf.",
+        ]
 
         init(_ keys: some Sequence<String>) {
             for key in keys {
@@ -497,12 +545,19 @@ package enum Classifier {
                     }
                 case UInt8(ascii: "b"):
                     if key.hasPrefix("bluez.") || key.hasPrefix("bluetooth.") { hasDeviceKey = true }
-                case UInt8(ascii: "d"), UInt8(ascii: "s"), UInt8(ascii: "u"):
+                case UInt8(ascii: "j"):
+                    if key.hasPrefix("jack.") { firstJACKKey = min(key, firstJACKKey ?? key) }
+                case UInt8(ascii: "d"), UInt8(ascii: "u"):
                     if !hasDeviceKey {
                         hasDeviceKey = Self.deviceKeys.contains(key) || key.hasPrefix("device.vendor.")
                             || key.hasPrefix("device.product.") || key.hasPrefix("device.serial")
                     }
-                case UInt8(ascii: "p"), UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "z"):
+                case UInt8(ascii: "s"):
+                    if !hasDeviceKey, Self.deviceKeys.contains(key) { hasDeviceKey = true }
+                    if key.hasPrefix("sess.") || key.hasPrefix("snapcast.") {
+                        firstNetworkKey = min(key, firstNetworkKey ?? key)
+                    }
+                case UInt8(ascii: "p"), UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "v"), UInt8(ascii: "z"):
                     if Self.networkPrefixes.contains(where: key.hasPrefix) {
                         firstNetworkKey = min(key, firstNetworkKey ?? key)
                     }
