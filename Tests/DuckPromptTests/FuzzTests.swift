@@ -107,6 +107,39 @@ enum Mutator {
     }
 }
 
+/// What happens to a dump between a terminal and an issue comment: lines lost or pasted twice,
+/// a paste cut off, a byte changed (issue 17).
+enum LineMutator {
+    /// One to three line-level edits of `seed`.
+    static func mutate(_ seed: [UInt8], using rng: inout SeededGenerator) -> [UInt8] {
+        var lines = seed.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Array.init)
+        for _ in 0..<Int.random(in: 1...3, using: &rng) {
+            guard !lines.isEmpty else { break }
+            let i = Int.random(in: 0..<lines.count, using: &rng)
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 0: // a run of lines deleted
+                lines.removeSubrange(i..<min(lines.count, i + Int.random(in: 1...8, using: &rng)))
+            case 1: // a run of lines pasted twice
+                let run = lines[i..<min(lines.count, i + Int.random(in: 1...8, using: &rng))]
+                lines.insert(contentsOf: run, at: i)
+            case 2: // cut off at a line, or within it
+                lines.removeSubrange((i + 1)...)
+                if Bool.random(using: &rng), !lines[i].isEmpty {
+                    lines[i] = Array(lines[i].prefix(Int.random(in: 0..<lines[i].count, using: &rng)))
+                }
+            case 3: // a byte flipped in a line
+                guard !lines[i].isEmpty else { continue }
+                let at = Int.random(in: 0..<lines[i].count, using: &rng)
+                lines[i][at] ^= UInt8(1) << UInt8.random(in: 0..<8, using: &rng)
+            default: // two lines swapped
+                let j = Int.random(in: 0..<lines.count, using: &rng)
+                lines.swapAt(i, j)
+            }
+        }
+        return Array(lines.joined(separator: [UInt8(ascii: "\n")]))
+    }
+}
+
 /// Runs `body` for `count` mutations of `seeds`; fails with the case's number on a case over
 /// 1 s, and when all take over `budget` seconds: a hang or a reader gone quadratic, not noise
 /// (the budgets are about 4 times what a debug build takes on a busy 2-core machine; 4 times
@@ -151,8 +184,10 @@ struct FuzzTests {
         let root = try SinkFixture.url("sinks").deletingLastPathComponent()
         var small: [[UInt8]] = [Array(wpctl.utf8)]
         var large: [[UInt8]] = []
-        for dir in ["sinks", "sinks-localised", "sinks-json", "pw-dump", "forwarding"] {
-            let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(dir).path).sorted()
+        for dir in ["sinks", "sinks-localised", "sinks-json", "pw-dump", "forwarding", "formats"] {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(dir).path).sorted() else {
+                continue
+            }
             for name in names where name.hasSuffix(".txt") || name.hasSuffix(".json") {
                 let bytes = Array(try Data(contentsOf: root.appendingPathComponent(dir).appendingPathComponent(name)))
                 if bytes.count > 12_000 { large.append(bytes) } else { small.append(bytes) }
@@ -188,6 +223,28 @@ struct FuzzTests {
         } catch {
             Issue.record("case \(n): readSnapshot threw \(error)")
         }
+    }
+
+    @Test("every fixture dump, 3000 times: lines deleted, pasted twice, swapped, cut off, bytes flipped; each read ends in sinks or exit 65, none slow")
+    func pastedDumps() throws {
+        let seeds = try Self.dumpSeeds()
+        var rng = SeededGenerator(seed: 0x17_01)
+        let clock = ContinuousClock()
+        var slowest = (Duration.zero, -1)
+        let sanitized = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] != nil
+        let total = clock.measure {
+            for n in 0..<3000 {
+                // Every small fixture in turn; every 20th case one of the large ones (16 to
+                // 228 KiB), which take 10 to 100 times as long to read.
+                let seed = n % 20 == 19 ? seeds.large[(n / 20) % seeds.large.count] : seeds.small[n % seeds.small.count]
+                let input = LineMutator.mutate(seed, using: &rng)
+                let took = clock.measure { Self.readAll(input, case: n) }
+                if took > slowest.0 { slowest = (took, n) }
+            }
+        }
+        print("FUZZ pasted dumps: 3000 cases \(total), slowest #\(slowest.1) \(slowest.0)")
+        #expect(slowest.0 < .seconds(sanitized ? 4 : 1), "case #\(slowest.1) took \(slowest.0)")
+        #expect(total < .seconds(sanitized ? 160 : 40), "3000 cases took \(total)")
     }
 
     @Test("dump readers (pactl text, pacmd, pactl JSON, pw-dump, wpctl): 800 mutated fixtures, no crash, no slow case")
