@@ -244,7 +244,8 @@ enum Help {
     lab started is stopped by pid, also on Ctrl-C, SIGTERM and the timeout, and so is what
     COMMAND left running in its process group.
 
-    Exit status: COMMAND's; 124 timeout; 127 COMMAND not found; 64 usage; 69 a server
-    cannot start (the missing Debian package is named); 128+N stopped by signal N.
+    Exit status: COMMAND's; 124 timeout; 127 COMMAND not found, 126 not executable; 64
+    usage; 73 the --report file cannot be written (checked first); 69 a server cannot start
+    (the missing Debian package is named); 128+N stopped by signal N.
     """
 }

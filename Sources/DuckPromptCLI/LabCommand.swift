@@ -13,6 +13,16 @@ enum LabCommand {
         signal(SIGPIPE, SIG_IGN)
         if args.prefix(while: { $0 != "--" }).contains(where: { $0 == "-h" || $0 == "--help" }) { print(Help.lab); return 0 }
         let options = try parse(args)
+        // The report's file is made before anything runs: a path that cannot be written is
+        // known at once, not after COMMAND ran (73, EX_CANTCREAT).
+        if let report = options.report, report != "-" {
+            let fd = open(report, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else {
+                DuckPromptCLI.printError("lab: cannot write the report to \(report): \(String(cString: strerror(errno)))")
+                return 73
+            }
+            close(fd)
+        }
         let lab = Lab(options: options)
         signals.onSignal { if let sig = signals.received { lab.interrupt(signal: sig) } }
         let outcome: LabOutcome
@@ -21,7 +31,7 @@ enum LabCommand {
         } catch let error as DuckPromptError {
             throw DuckPromptError(error.code, "lab: \(error.message)")
         }
-        if let report = options.report, outcome.status != 127 {
+        if let report = options.report, outcome.commandRan {
             let json = encode(outcome.report)
             if report == "-" {
                 StandardStreams.writeOutput(json + "\n")
@@ -30,7 +40,7 @@ enum LabCommand {
                 return outcome.status == 0 ? 73 : outcome.status
             }
         }
-        if outcome.status != 127 {
+        if outcome.commandRan {
             for line in LabSummary.lines(outcome.report) { StandardStreams.writeError("lab: \(line)\n") }
             let end = outcome.report.timedOut ? "stopped at the --timeout: exit 124"
                 : outcome.report.exitStatus.map { "exited with status \($0)" } ?? "stopped: exit \(outcome.status)"

@@ -10,6 +10,9 @@ package struct LabOutcome: Sendable {
     package var report: ListeningReport
     /// The lab's directory when `--keep` kept it.
     package var keptDirectory: String?
+    /// Whether COMMAND ran: false when it was not found (127) or not executable (126), the
+    /// lab then started nothing and has no report.
+    package var commandRan = true
 }
 
 /// `duckprompt lab`: runs COMMAND against a private, headless sound server with emulated
@@ -62,8 +65,9 @@ package final class Lab: @unchecked Sendable {
         let options = try options.validated()
         guard LabProcess.find(options.command[0], path: environment["PATH"]) != nil else {
             // As a shell or timeout(1) says it, before any server is started.
-            say("duckprompt: lab: \(options.command[0]): command not found")
-            return LabOutcome(status: 127, report: Self.emptyReport(options), keptDirectory: nil)
+            let found = LabProcess.exists(options.command[0], path: environment["PATH"])
+            say("duckprompt: lab: \(options.command[0]): " + (found ? "permission denied (not executable)" : "command not found"))
+            return LabOutcome(status: found ? 126 : 127, report: Self.emptyReport(options), keptDirectory: nil, commandRan: false)
         }
         let servers = try LabServers(kind: options.server, environment: environment,
                                      serviceBinary: options.offersService ? binary : nil)
@@ -148,7 +152,7 @@ package final class Lab: @unchecked Sendable {
         defer { music?.stopTones() }
 
         if let signal = interrupted { return LabOutcome(status: 128 + signal, report: Self.emptyReport(options), keptDirectory: nil) }
-        say("lab: running \(options.command.joined(separator: " "))")
+        say("lab: running \(options.command.map(Self.shellQuoted).joined(separator: " "))")
         let zero = monotonicNanoseconds()
         let process = try LabProcess(name: "command", options.command, environment: servers.environment(base: environment),
                                      output: nil, passInput: true)
@@ -241,6 +245,16 @@ package final class Lab: @unchecked Sendable {
             }
             sleepThread(for: .milliseconds(20))
         }
+    }
+
+    /// `word` as a shell would need it: as it is when it holds only safe characters, else in
+    /// single quotes (`sh -c 'exit 3'`).
+    static func shellQuoted(_ word: String) -> String {
+        let safe = !word.isEmpty && word.utf8.allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || "-_./=:,+@%".utf8.contains(byte)
+        }
+        return safe ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 
     private static func emptyReport(_ options: LabOptions) -> ListeningReport {

@@ -67,6 +67,12 @@ package final class LabProcess: @unchecked Sendable {
         }
     }
 
+    /// Whether a file named `program` is there (executable or not), looked up as `find` does.
+    package static func exists(_ program: String, path: String?) -> Bool {
+        if program.contains("/") { return access(program, F_OK) == 0 }
+        return (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").contains { access("\($0)/\(program)", F_OK) == 0 }
+    }
+
     /// The absolute path of `program` in `path` (colon-separated), or nil when it is not
     /// there or not executable; a name with a slash is taken as it is.
     package static func find(_ program: String, path: String?) -> String? {

@@ -14,7 +14,7 @@ package enum LabSummary {
         }
         guard report.listened else { return ["nothing recorded (--no-listen)"] }
         if report.summary.prompts.isEmpty {
-            lines.append("no prompt played: no stream opened but of media.role music, video, game, movie or production")
+            lines.append("no prompt played (the command opened no stream, or only ones of media.role music, video, game, movie or production)")
         }
         for prompt in report.summary.prompts {
             let open = !prompt.openAtEnd ? "" : report.timedOut ? " (cut off by --timeout: its stream was still open)"
@@ -33,7 +33,11 @@ package enum LabSummary {
             if let change = other.volumeChangeDb {
                 line += change == 0 ? "volume untouched" : "duck depth \(formatted("%.2f", -change)) dB (volume)"
             }
-            if let level = other.levelChangeDb { line += ", \(formatted("%.2f", -level)) dB on the monitor" }
+            // Rounded first, then `+ 0` (which makes -0.0 0.0): an untouched level reads
+            // "0.00 dB", not "-0.00 dB".
+            if let level = other.levelChangeDb {
+                line += ", \(formatted("%.2f", (-level * 100).rounded() / 100 + 0)) dB on the monitor"
+            }
             line += other.restored ? "; restored to exactly the volume it had" : "; NOT restored to the volume it had"
             lines.append(line)
         }

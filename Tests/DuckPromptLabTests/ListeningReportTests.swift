@@ -155,7 +155,7 @@ struct ListeningReportTests {
     @Test("no prompt stream: the summary says so")
     func noPrompt() {
         let report = ListeningReport(sinks: [], streams: [], end: 1)
-        #expect(LabSummary.lines(report) == ["no prompt played: no stream opened but of media.role music, video, game, movie or production"])
+        #expect(LabSummary.lines(report) == ["no prompt played (the command opened no stream, or only ones of media.role music, video, game, movie or production)"])
     }
 }
 

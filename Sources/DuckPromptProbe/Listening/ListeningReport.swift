@@ -146,7 +146,7 @@ package struct ListeningReport: Sendable, Codable, Equatable {
     ///   - end: when the recordings ended, on the lab's clock.
     package init(sinks: [(name: String, emulatedKind: String?, classifiedKind: String?, isDefault: Bool, timeline: LevelTimeline)],
                  streams: [StreamRecord], end: Double) {
-        self.end = end
+        self.end = Self.rounded(end, 3)
         let timelines = Dictionary(sinks.map { ($0.name, $0.timeline) }, uniquingKeysWith: { a, _ in a })
         self.sinks = sinks.map { sink in
             SinkLevels(name: sink.name, emulatedKind: sink.emulatedKind, classifiedKind: sink.classifiedKind,

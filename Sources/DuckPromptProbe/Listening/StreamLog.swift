@@ -187,15 +187,23 @@ package final class StreamLog: @unchecked Sendable {
                 // A stream not linked yet (PipeWire's first answer) has no sink: none is filed.
                 let sink = info.sinkIndex == VolumeMath.invalidIndex ? nil : sinkNames[info.sinkIndex] ?? "#\(info.sinkIndex)"
                 let volume = VolumeState(volume: info.volume, mute: info.mute)
+                // Nor is its volume: pipewire-pulse answers 0 (silent) until the node is linked,
+                // a few ms later. The first volume of a linked answer is what it started with.
                 guard var record = records[info.index] else {
                     records[info.index] = StreamRecord(index: info.index, properties: info.properties, start: time,
-                                                       sinks: sink.map { [Timed(time, $0)] } ?? [], volumes: [Timed(time, volume)])
+                                                       sinks: sink.map { [Timed(time, $0)] } ?? [],
+                                                       volumes: sink == nil ? [] : [Timed(time, volume)])
                     order.append(info.index)
                     continue
                 }
                 guard record.end == nil else { continue }
                 if let sink, record.sinks.last?.value != sink { record.sinks.append(Timed(time, sink)) }
-                if record.volumes.last?.value != volume { record.volumes.append(Timed(time, volume)) }
+                if sink == nil { continue }
+                if record.volumes.isEmpty {
+                    record.volumes = [Timed(record.start, volume)]
+                } else if record.volumes.last?.value != volume {
+                    record.volumes.append(Timed(time, volume))
+                }
                 records[info.index] = record
             }
         }
