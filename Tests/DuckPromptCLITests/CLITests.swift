@@ -618,6 +618,17 @@ struct DevicesFromFixturesCLITests {
         #expect(run.stderr.contains("pactl list sinks"), "\(run.stderr)")
         #expect(run.stderr.split(separator: "\n").count == 1)
     }
+
+    @Test("a dump no reader takes: exit 65 naming the formats and the first line it could not read")
+    func notADumpNamesLine() throws {
+        let scratch = try Scratch()
+        let path = scratch.path("paste.txt")
+        try Data("$ pactl list sinks\n\n".utf8).write(to: URL(fileURLWithPath: path))
+        let run = try Binary.run(["devices", "--from", path])
+        #expect(run.status == 65)
+        #expect(run.stderr.hasPrefix("duckprompt: \(path): is not a sink dump: duckprompt reads `pactl list sinks`"), "\(run.stderr)")
+        #expect(run.stderr.hasSuffix("; line 1: '$ pactl list sinks' is in none of them\n"), "\(run.stderr)")
+    }
 }
 
 @Suite("play inputs without a server")

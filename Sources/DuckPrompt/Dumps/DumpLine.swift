@@ -68,10 +68,14 @@ struct DumpLine: Sendable, Equatable {
 
     /// `key = "value"` as `pa_proplist_to_string_sep` prints a property (quotes and backslashes
     /// in the value escaped with a backslash), `key = hex:…` for a binary property, or an
-    /// unquoted single word; wpctl marks some lines with a leading `* `. Nil for any other line.
+    /// unquoted single word; wpctl marks some lines with a leading `* `, pw-cli info with `*` and
+    /// a tab. Nil for any other line.
     var property: (key: String, value: String)? {
         var body = Substring(text)
-        if body.hasPrefix("* ") { body = body.dropFirst(2) }
+        // wpctl's `  * key = …`, pw-cli info's `*\t\tkey = …` (a changed value).
+        if body.first == "*", body.dropFirst().first?.isWhitespace == true {
+            body = body.dropFirst().drop(while: \.isWhitespace)
+        }
         guard let equals = body.firstRange(of: " = ") else { return nil }
         let key = body[..<equals.lowerBound].trimmingSpaces()
         guard !key.isEmpty, !key.contains(where: { $0 == " " || $0 == "\"" || $0 == "\t" })
@@ -147,7 +151,8 @@ struct DumpLine: Sendable, Equatable {
         var fallbackPriority: UInt32?
         var type = PortType.unknown
         var availability = PortAvailability.unknown
-        for rawField in tail.split(separator: ",") {
+        // zh_TW separates the fields with a full-width comma (`類型：喇叭，優先序10000，可用`).
+        for rawField in tail.split(whereSeparator: { $0 == "," || $0 == "\u{FF0C}" }) {
             let field = rawField.trimmingSpaces()
             let lower = DumpVocabulary.normalizedKey(Substring(field))
             if let found = DumpVocabulary.availability(field) {
@@ -156,12 +161,13 @@ struct DumpLine: Sendable, Equatable {
             }
             if let colon = field.firstIndex(of: ":") {
                 let key = DumpVocabulary.normalizedKey(field[..<colon])
-                if ["type", "typ", "tipo"].contains(key) {
+                if ["type", "typ", "tipo", "類型", "유형"].contains(key) {
                     type = DumpVocabulary.portType(field[field.index(after: colon)...].trimmingSpaces())
                     continue
                 }
             }
             if lower.contains("group") || lower.contains("gruppe") || lower.contains("groupe")
+                || lower.contains("群組") || lower.contains("그룹")
                 || lower.contains("offset") || lower.contains("usec") {
                 continue
             }

@@ -30,6 +30,27 @@ enum DumpVocabulary {
         "besitzer-modul": .ownerModule, "besitzermodul": .ownerModule, "owner-modul": .ownerModule,
         "stumm": .mute, "lautstärke": .volume, "markierungen": .flags,
         "eigenschaften": .properties, "aktiver port": .activePort, "formate": .formats,
+        // German `de` up to PulseAudio 9.0 and `de_CH` to 17.0 translate "\tPorts:\n" as
+        // "\tProfile:\n" and "\tActive Port: %s\n" as "\tAktive Profile: %s\n" (a translation
+        // bug: those are the words of a card's profiles); in a sink block they are its ports.
+        "profile": .ports, "aktive profile": .activePort,
+        // Chinese (zh_CN.po, zh_TW.po), Japanese (ja.po), Korean (ko.po) of PulseAudio 17: the
+        // CJK translations end keys with a full-width colon (`状态：`), made `:` by `DumpLine`.
+        "状态": .state, "名称": .name, "描述": .description, "驱动程序": .driver,
+        "声道映射": .channelMap, "所有者模块": .ownerModule, "静音": .mute, "音量": .volume,
+        "标记": .flags, "属性": .properties, "端口": .ports, "连接端口": .ports,
+        "活动端口": .activePort, "格式": .formats,
+        "狀態": .state, "名稱": .name, "驅動程式": .driver, "聲道映射表": .channelMap,
+        "擁有者模組": .ownerModule, "靜音": .mute, "旗標": .flags, "屬性": .properties,
+        "連接埠": .ports, "使用中連接埠": .activePort,
+        "状態": .state, "名前": .name, "説明": .description, "ドライバー": .driver,
+        "チャンネルマップ": .channelMap, "所有者モジュール": .ownerModule, "ミュート": .mute,
+        "ボリューム": .volume, "フラグ": .flags, "プロパティー": .properties, "ポート": .ports,
+        "活動中ポート": .activePort, "形式": .formats,
+        "상태": .state, "이름": .name, "설명": .description, "드라이버": .driver,
+        "채널 맵": .channelMap, "소유자 모듈": .ownerModule, "무음": .mute, "음량": .volume,
+        "플래그": .flags, "속성": .properties, "포트": .ports, "활성 포트": .activePort,
+        "형식": .formats,
     ]
 
     /// Header words of a `pactl list sinks` block, `<word> #<index>` (`Sink #3`), in the
@@ -60,8 +81,8 @@ enum DumpVocabulary {
     /// Mute from `yes`/`no` in English, French or German (`pa_yes_no_localised`).
     static func bool(_ word: String) -> Bool? {
         switch word.trimmingSpaces().lowercased() {
-        case "yes", "oui", "ja", "true", "1": true
-        case "no", "non", "nein", "false", "0": false
+        case "yes", "oui", "ja", "true", "1", "是", "はい", "예": true
+        case "no", "non", "nein", "false", "0", "否", "いいえ", "아니요": false
         default: nil
         }
     }
@@ -86,25 +107,29 @@ enum DumpVocabulary {
         case "vidéo": return .video
         case "analogique": return .analog
         case "ligne": return .line
+        // zh_TW.po, ko.po, ja.po, zh_CN.po of PulseAudio 17 (`Speaker`, `Headphones`).
+        case "喇叭", "扬声器", "스피커", "スピーカー": return .speaker
+        case "頭戴式耳機", "模拟耳机", "헤드폰", "アナログヘッドフォン": return .headphones
         default: return .unknown
         }
     }
 
     /// Port availability from a word or phrase of a port line or JSON: `available`,
     /// `not available`, `availability unknown` (pactl), `available: yes|no|unknown` (pacmd),
-    /// and their French and German forms. Nil when the text says nothing about availability.
+    /// and their French, German, Chinese (zh_TW) and Korean forms. Nil when the text says nothing about availability.
     static func availability(_ phrase: String) -> PortAvailability? {
         let lower = DumpVocabulary.normalizedKey(Substring(phrase))
         switch lower {
         case "available", "available: yes", "verfügbar", "verfügbar: ja", "disponible",
-             "disponible : oui", "disponible: oui":
+             "disponible : oui", "disponible: oui", "可用", "사용 가능":
             return .yes
         case "not available", "available: no", "nicht verfügbar", "verfügbar: nein",
-             "non disponible", "indisponible", "disponible : non", "disponible: non":
+             "non disponible", "indisponible", "disponible : non", "disponible: non", "無法使用",
+             "사용할 수 없음":
             return .no
         case "availability unknown", "available: unknown", "verfügbarkeit unbekannt",
              "verfügbar: unbekannt", "disponibilité inconnue", "disponible : inconnu",
-             "disponible: inconnu":
+             "disponible: inconnu", "可用性未知", "가용성을 알 수 없음":
             return .unknown
         default:
             return nil

@@ -16,6 +16,8 @@ import FoundationEssentials
 ///
 /// A full `pactl --format=json list` (an object with a `sinks` member, and `sink_inputs`) and a
 /// single sink object are read too. Volumes are put in channel-map order (JSON objects have no order).
+/// Printed under a decimal-comma locale (`"balance":0,00`, not JSON) it is repaired first
+/// (`DecimalCommaJSON`).
 enum PactlJSONReader {
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is not JSON or not a list
     ///   of sinks.
@@ -27,11 +29,11 @@ enum PactlJSONReader {
     /// member; empty for the other shapes).
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is not JSON.
     static func readList(_ text: String) throws -> (sinks: [Sink], sinkInputs: [SinkInput]) {
-        let object: JSONValue
-        do {
-            object = try JSONValue.parse(Data(text.utf8))
-        } catch {
-            throw DuckPromptError(.unsupportedData, SinkDumpReader.notADumpMessage)
+        // A decimal-comma locale breaks pactl's doubles (`"balance":0,00`): repaired, then read.
+        guard let object = (try? JSONValue.parse(Data(text.utf8)))
+            ?? DecimalCommaJSON.repaired(text).flatMap({ try? JSONValue.parse(Data($0.utf8)) })
+        else {
+            throw DuckPromptError(.unsupportedData, DumpRefusal.message(forJSON: DecimalCommaJSON.repaired(text) ?? text))
         }
         let elements: [JSONValue]
         var inputs: [JSONValue] = []

@@ -11,10 +11,17 @@ public enum SinkDumpFormat: String, Sendable, Equatable, CaseIterable {
     /// `pactl --format=json list sinks` (PulseAudio 16+, pipewire-pulse), or a full
     /// `pactl --format=json list` whose `sinks` member is read.
     case pactlJSON = "pactl-json"
-    /// `wpctl inspect <id>` of a PipeWire sink node: properties only, no ports or volume.
+    /// `wpctl inspect <id>` of a PipeWire sink node (WirePlumber 0.4, 0.5; with `-r` its
+    /// device's properties too): properties only, no ports or volume.
     case wpctlInspect = "wpctl-inspect"
+    /// `pw-cli ls Node` (or `pw-cli ls`, `list-objects`) and `pw-cli info ID|all`: a node's
+    /// properties (and state, from `info`), no ports or volume.
+    case pwCli = "pw-cli"
+    /// `echo $(pacmd list-sinks)` or `echo $(pactl list sinks)`: a listing on one line.
+    case oneLine = "one-line"
     /// `pw-dump`: the JSON array of all PipeWire objects; its `Audio/Sink` nodes, their
-    /// streams and the default sink are read (see `readSnapshot`).
+    /// streams and the default sink are read (see `readSnapshot`). Also one object copied out
+    /// of it, cut off or whole.
     case pwDump = "pw-dump"
 }
 
@@ -36,7 +43,8 @@ package enum SinkDumpReader {
     static let notADumpMessage = "is not a sink dump: " + formatsRead
     /// The formats read, for messages.
     static let formatsRead = "duckprompt reads `pactl list sinks`, "
-        + "`pacmd list-sinks`, `pactl --format=json list sinks`, `pw-dump` and `wpctl inspect` output"
+        + "`pacmd list-sinks`, `pactl --format=json list sinks`, `pw-dump`, `pw-cli ls Node`, "
+        + "`pw-cli info` and `wpctl inspect` output"
 
     /// Reads all sinks of a dump.
     /// - Parameter text: the whole dump.
@@ -70,8 +78,14 @@ package enum SinkDumpReader {
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is in no known format or
     ///   holds no sink, or no sink with a name (`no sinks found: …`).
     public static func readSnapshot(_ text: String) throws -> Snapshot {
+        let format = detectFormat(text)
+        if format == .oneLine {
+            let lines = OneLineDump.lines(text)
+            if detectFormat(lines) != .oneLine, let snapshot = try? readSnapshot(lines) { return snapshot }
+            throw DuckPromptError(.unsupportedData, DumpRefusal.message(for: text))
+        }
         let snapshot: Snapshot
-        switch detectFormat(text) {
+        switch format {
         case .pwDump:
             snapshot = try PwDumpReader.read(text)
         case .pactlJSON:
@@ -82,13 +96,15 @@ package enum SinkDumpReader {
             snapshot = Snapshot(sinks: result.sinks, defaultSinkName: result.defaultSinkName)
         case .wpctlInspect:
             snapshot = Snapshot(sinks: WpctlInspectReader.read(text))
-        case .pactlText:
+        case .pwCli:
+            snapshot = Snapshot(sinks: PwCliReader.read(text))
+        case .pactlText, .oneLine:
             snapshot = Snapshot(sinks: PactlTextReader.read(text))
         case nil:
-            throw DuckPromptError(.unsupportedData, notADumpMessage)
+            throw DuckPromptError(.unsupportedData, notADumpMessage + "; it is empty")
         }
         guard !snapshot.sinks.isEmpty else {
-            throw DuckPromptError(.unsupportedData, notADumpMessage)
+            throw DuckPromptError(.unsupportedData, DumpRefusal.message(for: text))
         }
         // Text that merely looks like a block (random bytes with a `key: value` line) gives
         // sinks without a name: no sink can be routed to by nothing.
@@ -98,18 +114,21 @@ package enum SinkDumpReader {
         return snapshot
     }
 
-    /// Which format a dump is in, judged from its shape: a JSON array that names
-    /// `PipeWire:Interface:…` types is `pw-dump`, other JSON by its first character, pacmd by
-    /// its `index: N` lines, wpctl by its `id N, type PipeWire:Interface:…` line, pactl text
-    /// otherwise. Nil for empty text. The format says nothing about whether sinks can be read.
+    /// Which format a dump is in, judged from its shape: JSON (an array or an object) that
+    /// names `PipeWire:Interface:…` types is `pw-dump`, other JSON by its first character, a
+    /// single line holding pactl's or pacmd's keys is one-line, pacmd by its `index: N` lines,
+    /// pw-cli by its `id 41, type …/3` or `id: 41` + `type: …` lines, wpctl by its
+    /// `id N, type PipeWire:Interface:…` line, pactl text otherwise. Nil for empty text. The format says nothing about whether sinks can be read.
     /// - Parameter text: the whole dump.
     public static func detectFormat(_ text: String) -> SinkDumpFormat? {
         let trimmed = text.trimmingSpaces()
         guard !trimmed.isEmpty else { return nil }
         if PwDumpReader.looksLikePwDump(trimmed) { return .pwDump }
         if trimmed.hasPrefix("[") || trimmed.hasPrefix("{") { return .pactlJSON }
+        if OneLineDump.looksLikeOneLine(trimmed) { return .oneLine }
         let lines = DumpLine.lines(of: text)
         if lines.contains(where: { PacmdTextReader.header($0) != nil }) { return .pacmdText }
+        if PwCliReader.looksLikePwCli(lines) { return .pwCli }
         if lines.contains(where: { WpctlInspectReader.header($0) != nil }) { return .wpctlInspect }
         return .pactlText
     }

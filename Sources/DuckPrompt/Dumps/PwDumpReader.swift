@@ -51,16 +51,25 @@ import Glibc
 /// nodes (no `Device` objects) has no ports and no card properties.
 enum PwDumpReader {
     /// Whether JSON text looks like `pw-dump` output: an array holding objects typed
-    /// `"type": "PipeWire:Interface:…"` (pretty-printed or compact).
+    /// `"type": "PipeWire:Interface:…"` (pretty-printed or compact), or one such object (or
+    /// several) copied out of the array.
     static func looksLikePwDump(_ text: String) -> Bool {
         let trimmed = text.trimmingSpaces()
-        return trimmed.hasPrefix("[") && trimmed.firstMatch(of: DumpPatterns.pwDumpType) != nil
+        return (trimmed.hasPrefix("[") || trimmed.hasPrefix("{")) && trimmed.firstMatch(of: DumpPatterns.pwDumpType) != nil
     }
 
-    /// - Throws: `DuckPromptError` `.unsupportedData` when the text is not a JSON array.
+    /// Reads the array, or objects copied out of it (`{…}` or `{…},` or `{…},{…}`, read as the
+    /// array they came from), also when the copy stops part-way: what is there is read up to
+    /// its last whole value (`TruncatedJSON`), so a node cut off in its `params` still has its
+    /// `info.props`.
+    /// - Throws: `DuckPromptError` `.unsupportedData` when no JSON array can be made of it.
     static func read(_ text: String) throws -> Snapshot {
-        guard let objects = (try? JSONValue.parse(Data(text.utf8)))?.array else {
-            throw DuckPromptError(.unsupportedData, SinkDumpReader.notADumpMessage)
+        let trimmed = text.trimmingSpaces()
+        let array = trimmed.hasPrefix("{") ? "[" + trimmed + "]" : trimmed
+        let objects = (try? JSONValue.parse(Data(array.utf8)))?.array
+            ?? TruncatedJSON.closed(array).flatMap { try? JSONValue.parse(Data($0.utf8)) }?.array
+        guard let objects else {
+            throw DuckPromptError(.unsupportedData, DumpRefusal.message(forJSON: text))
         }
         return read(objects: objects.compactMap(\.object))
     }

@@ -1,0 +1,58 @@
+/// The message of a dump that no reader could take: the formats read
+/// (`SinkDumpReader.notADumpMessage`) and the first line that none of them reads, so a user
+/// sees where their paste went wrong: `…; line 3: 'Hello' is in none of them`.
+enum DumpRefusal {
+    /// Characters of a line quoted in the message, at most.
+    static let excerptLength = 60
+
+    /// The message for text or JSON, by its first character.
+    static func message(for text: String) -> String {
+        let trimmed = text.trimmingSpaces()
+        return trimmed.hasPrefix("[") || trimmed.hasPrefix("{") ? message(forJSON: text) : message(forText: text)
+    }
+
+    /// JSON: the line where it stops being JSON (`TruncatedJSON.scan`), or its first line when
+    /// it is JSON but holds no sink.
+    static func message(forJSON text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard let offset = TruncatedJSON.scan(text).errorOffset else {
+            return describe(lineOf: text, at: 0, reason: "is JSON, but holds no sink object")
+        }
+        return describe(lineOf: text, at: min(offset, bytes.count), reason: offset >= bytes.count
+                        ? "is where the JSON ends before it is whole" : "is where it stops being JSON")
+    }
+
+    /// Text: the first line that is no block header, `key: value`, `key = "value"` or port
+    /// line; when every line is one of them, the first line (which starts no sink).
+    static func message(forText text: String) -> String {
+        let lines = DumpLine.lines(of: text)
+        if let index = lines.firstIndex(where: { !isRead($0) }) {
+            return describe(line: index + 1, text: lines[index].text, reason: "is in none of them")
+        }
+        guard let index = lines.firstIndex(where: { !$0.isFiller }) else {
+            return SinkDumpReader.notADumpMessage + "; it is empty"
+        }
+        return describe(line: index + 1, text: lines[index].text, reason: "starts no sink")
+    }
+
+    /// Whether some reader takes the line.
+    private static func isRead(_ line: DumpLine) -> Bool {
+        line.isFiller || line.blockHeader != nil || PacmdTextReader.header(line) != nil
+            || WpctlInspectReader.header(line) != nil || PwCliReader.header(line) != nil
+            || line.keyValue != nil || line.property != nil || line.port != nil
+            || line.text.hasPrefix("balance") || line.text.hasSuffix("available.")
+    }
+
+    private static func describe(lineOf text: String, at offset: Int, reason: String) -> String {
+        let before = Array(text.utf8)[..<offset]
+        let number = before.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
+        let lines = DumpLine.lines(of: text)
+        let line = number - 1 < lines.count ? lines[number - 1].text : ""
+        return describe(line: number, text: line, reason: reason)
+    }
+
+    private static func describe(line: Int, text: String, reason: String) -> String {
+        let excerpt = text.count > excerptLength ? text.prefix(excerptLength) + "…" : text
+        return SinkDumpReader.notADumpMessage + "; line \(line): '\(excerpt)' \(reason)"
+    }
+}

@@ -1,0 +1,171 @@
+import Testing
+@testable import DuckPrompt
+
+/// The formats people paste besides a plain listing (issue 17): fixtures in `Fixtures/formats/`
+/// (see its README for where each comes from).
+@Suite("SinkDumpReader: pasted formats")
+struct DumpFormatTests {
+    static let hdmiName = "alsa_output.pci-0000_00_1f.3-platform-skl_hda_dsp_generic.HiFi__hw_sofhdadsp_4__sink"
+
+    @Test("pw-cli ls Node, pw-cli info and wpctl 0.5 inspect -r of one node read to the same sink", arguments: [
+        ("formats/pw-cli-ls-node-sof-hdmi-dp2.txt", SinkDumpFormat.pwCli, SinkState.unknown, 11),
+        ("formats/pw-cli-info-node-sof-hdmi-dp2.txt", .pwCli, .suspended, 24),
+        ("formats/wpctl05-inspect-r-node-sof-hdmi-dp2.txt", .wpctlInspect, .unknown, 25 + 8),
+    ])
+    func pipeWireNode(path: String, format: SinkDumpFormat, state: SinkState, propertyCount: Int) throws {
+        let text = try SinkFixture.text(path)
+        #expect(SinkDumpReader.detectFormat(text) == format)
+        let sink = try SinkFixture.sink(path)
+        #expect(sink.index == 503, "object.serial")
+        #expect(sink.name == Self.hdmiName)
+        #expect(sink.description == "Comet Lake PCH-LP cAVS HDMI / DisplayPort 2 Output")
+        #expect(sink.driver == "PipeWire")
+        #expect(sink.state == state)
+        #expect(sink.properties["media.class"] == "Audio/Sink")
+        #expect(sink.properties["device.id"] == "42")
+        #expect(sink.properties.count == propertyCount)
+        #expect(sink.ports.isEmpty)
+    }
+
+    @Test("wpctl inspect -r: the referenced device's properties are added where the node has none; the client's are not")
+    func wpctlReferencedDevice() throws {
+        let sink = try SinkFixture.sink("formats/wpctl05-inspect-r-node-sof-hdmi-dp2.txt")
+        #expect(sink.properties["device.form-factor"] == "internal")
+        #expect(sink.properties["device.bus"] == "pci")
+        #expect(sink.properties["device.icon-name"] == "audio-card-analog-pci", "hyphenated keys kept as printed")
+        #expect(sink.properties["media.class"] == "Audio/Sink", "the node's own class, not the device's")
+        #expect(sink.properties["application.name"] == nil)
+    }
+
+    @Test("pw-cli ls: nodes without media.class or of another class are no sinks; a Device lends its properties")
+    func pwCliOtherNodes() throws {
+        let text = """
+            \tid 28, type PipeWire:Interface:Node/3
+             \t\tnode.name = "Dummy-Driver"
+            \tid 43, type PipeWire:Interface:Node/3
+             \t\tnode.name = "v4l2_input.pci-0000_00_14.0-usb-0_8_1.0"
+             \t\tmedia.class = "Video/Source"
+            \tid 42, type PipeWire:Interface:Device/3
+             \t\tdevice.api = "bluez5"
+             \t\tdevice.description = "WH-1000XM4"
+            \tid 77, type PipeWire:Interface:Node/3
+             \t\tobject.serial = "90"
+             \t\tdevice.id = "42"
+             \t\tnode.name = "bluez_output.00_11_22_33_44_55.1"
+             \t\tmedia.class = "Audio/Sink"
+            """
+        let sinks = try SinkDumpReader.read(text)
+        #expect(sinks.map(\.name) == ["bluez_output.00_11_22_33_44_55.1"])
+        #expect(sinks.first?.description == "WH-1000XM4", "device.description of its device")
+        #expect(sinks.first?.properties["device.api"] == "bluez5")
+    }
+
+    @Test("one pw-dump node object, cut off in its params (before Props: no volume) or whole with its trailing comma", arguments: [
+        ("formats/pw-dump-one-node-cut-off.json", ChannelVolumes([])),
+        ("formats/pw-dump-one-node-trailing-comma.json", ChannelVolumes([39321, 39321])),
+    ])
+    func pwDumpObject(path: String, volume: ChannelVolumes) throws {
+        let text = try SinkFixture.text(path)
+        #expect(SinkDumpReader.detectFormat(text) == .pwDump)
+        let sink = try SinkFixture.sink(path)
+        #expect(sink.index == 53)
+        #expect(sink.name == "bt_headset")
+        #expect(sink.description == "BT-Headset")
+        #expect(sink.driver == "PipeWire")
+        #expect(sink.properties["api.bluez5.profile"] == "a2dp-sink")
+        #expect(sink.properties["device.form_factor"] == "headset", "renamed as pipewire-pulse does")
+        #expect(sink.volume == volume, "from its Props param: 60% is 39321 by cbrt, as pipewire-pulse")
+    }
+
+    @Test("echo $(pacmd list-sinks): the glob-expanded '*' marks the default; fields, properties, port")
+    func pacmdOneLine() throws {
+        let text = try SinkFixture.text("formats/pacmd-echo-one-line-glob.txt")
+        #expect(SinkDumpReader.detectFormat(text) == .oneLine)
+        let result = try SinkDumpReader.readWithDefault(text)
+        let original = try SinkDumpReader.readWithDefault(
+            SinkFixture.text("sinks/012-pa-bluez-hsp-headset-head-unit-mdr10rbt-pacmd.txt"))
+        #expect(result.defaultSinkName == "bluez_sink.00_11_22_33_44_55.headset_head_unit")
+        // Every field (index 18, the mono volume and map, 13 properties, the port and the
+        // active port) as read from the listing itself.
+        #expect(result.sinks == original.sinks)
+        #expect(result.sinks.first?.activePortName == "headset-output")
+    }
+
+    @Test("echo $(pactl list sinks) reads to the same sinks as the listing")
+    func pactlOneLine() throws {
+        let sinks = try SinkFixture.sinks("formats/pactl-echo-one-line.txt")
+        let original = try SinkFixture.sinks("sinks-localised/pa16-emulated-devices-C.txt")
+        #expect(sinks.map(\.name) == ["bt", "null", "builtin", "tun"])
+        #expect(sinks == original)
+    }
+
+    @Test("pactl JSON under a decimal-comma locale reads as the valid JSON does")
+    func decimalCommaJSON() throws {
+        let sinks = try SinkFixture.sinks("formats/pa16-json-decimal-comma-de.json")
+        let original = try SinkFixture.sinks("sinks-json/pa16-null-sinks-emulated-devices.json")
+        #expect(sinks == original)
+        #expect(sinks.first?.volume == ChannelVolumes([65536, 65536]))
+    }
+
+    @Test("decimal commas: member numbers repaired; arrays, strings and valid JSON untouched", arguments: [
+        (#"{"balance":0,00,"a":1}"#, #"{"balance":0.00,"a":1}"#),
+        (#"{"latency":{"actual":212244,00,"configured":-2,50}}"#, #"{"latency":{"actual":212244.00,"configured":-2.50}}"#),
+        (#"{"db":"-4,00 dB","v":[1,2]}"#, nil),
+        (#"{"a": 1, "b": 2}"#, nil),
+        (#"[1,23,{"x":"y:1,2"}]"#, nil),
+    ])
+    func decimalCommaRepair(text: String, expected: String?) {
+        #expect(DecimalCommaJSON.repaired(text) == expected)
+    }
+
+    @Test("cut-off JSON is cut at its last whole value and closed; whole JSON is left alone", arguments: [
+        (#"[{"a":{"b":"c","d":[1,2"#, #"[{"a":{"b":"c","d":[1]}}]"#),
+        (#"[{"a":1},]"#, #"[{"a":1}]"#),
+        (#"{"a":"unterminated"#, #"{}"#),
+        (#"{"a":tru"#, #"{}"#),
+        (#"{"a":[]}"#, nil),
+    ])
+    func truncatedJSON(text: String, expected: String?) {
+        #expect(TruncatedJSON.closed(text) == expected)
+    }
+
+    @Test("pactl in zh_CN, zh_TW, ja, ko and de_CH ('Profile:') reads as the English original", arguments: [
+        "zh_CN", "zh_TW", "ja", "ko", "de_CH",
+    ])
+    func translated(language: String) throws {
+        let sink = try SinkFixture.sink("formats/pa-alc257-pactl-\(language).txt")
+        let original = try SinkFixture.sink("sinks/008-pa-amd-alc257-speaker-active-hp-unplugged.txt")
+        #expect(sink.index == 0)
+        #expect(sink.name == "alsa_output.pci-0000_06_00.6.analog-stereo")
+        #expect(sink.description == original.description)
+        #expect(sink.driver == "module-alsa-card.c")
+        #expect(sink.state == .running)
+        #expect(sink.mute == false)
+        #expect(sink.volume == ChannelVolumes([65536, 65536]))
+        #expect(sink.channelMap == ["front-left", "front-right"])
+        #expect(sink.ownerModule == 8)
+        #expect(sink.properties == original.properties)
+        #expect(sink.ports == original.ports)
+        #expect(sink.activePortName == "analog-output-speaker")
+        #expect(sink == original)
+    }
+
+    @Test("a refused dump names the formats read and the first line no reader takes", arguments: [
+        ("hello world\nthis is not a dump\n", "line 1: 'hello world' is in none of them"),
+        ("Sink #1\n\tName: x\n", nil),
+        ("\n\nkey: value\nother: thing\n", "line 3: 'key: value' starts no sink"),
+        ("{\"a\": [1, 2,\n \"b\" : x}", "line 2: '\"b\" : x}' is where it stops being JSON"),
+        ("[1, 2, 3]", "line 1: '[1, 2, 3]' is JSON, but holds no sink object"),
+        ("\tid 28, type PipeWire:Interface:Node/3\n \t\tnode.name = \"Dummy-Driver\"\n",
+         "line 1: 'id 28, type PipeWire:Interface:Node/3' starts no sink"),
+    ])
+    func refusal(text: String, line: String?) throws {
+        guard let line else {
+            #expect(throws: Never.self) { try SinkDumpReader.read(text) }
+            return
+        }
+        let error = #expect(throws: DuckPromptError.self) { try SinkDumpReader.read(text) }
+        #expect(error?.code == .unsupportedData)
+        #expect(error?.message == SinkDumpReader.notADumpMessage + "; " + line, "\(String(describing: error?.message))")
+    }
+}
