@@ -43,11 +43,17 @@ enum DumpRefusal {
             || line.text.hasPrefix("balance") || line.text.hasSuffix("available.")
     }
 
+    /// The line holding byte `offset` of `text`, found in one pass over its bytes (a JSON dump
+    /// may be one line of 200 KiB: no line parsing).
     private static func describe(lineOf text: String, at offset: Int, reason: String) -> String {
-        let before = Array(text.utf8)[..<offset]
-        let number = before.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
-        let lines = DumpLine.lines(of: text)
-        let line = number - 1 < lines.count ? lines[number - 1].text : ""
+        let bytes = Array(text.utf8)
+        var number = 1, start = 0
+        for index in 0..<min(offset, bytes.count) where bytes[index] == 0x0A {
+            number += 1
+            start = index + 1
+        }
+        let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+        let line = String(decoding: bytes[start..<end].prefix(excerptLength * 4), as: UTF8.self).trimmingSpaces()
         return describe(line: number, text: line, reason: reason)
     }
 

@@ -30,10 +30,17 @@ enum PactlJSONReader {
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is not JSON.
     static func readList(_ text: String) throws -> (sinks: [Sink], sinkInputs: [SinkInput]) {
         // A decimal-comma locale breaks pactl's doubles (`"balance":0,00`): repaired, then read.
+        var repaired: String?? = nil
+        func repairedText() -> String? {
+            if let repaired { return repaired }
+            let made = DecimalCommaJSON.repaired(text)
+            repaired = .some(made)
+            return made
+        }
         guard let object = (try? JSONValue.parse(Data(text.utf8)))
-            ?? DecimalCommaJSON.repaired(text).flatMap({ try? JSONValue.parse(Data($0.utf8)) })
+            ?? repairedText().flatMap({ try? JSONValue.parse(Data($0.utf8)) })
         else {
-            throw DuckPromptError(.unsupportedData, DumpRefusal.message(forJSON: DecimalCommaJSON.repaired(text) ?? text))
+            throw DuckPromptError(.unsupportedData, DumpRefusal.message(forJSON: repairedText() ?? text))
         }
         let elements: [JSONValue]
         var inputs: [JSONValue] = []
