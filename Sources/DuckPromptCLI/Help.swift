@@ -152,8 +152,8 @@ enum Help {
       --from FILE             Read sinks from a dump instead of a server: `pactl list sinks`,
                               `pacmd list-sinks`, `pactl --format=json list sinks`, `pw-dump`
                               (or one object of it), `pw-cli ls Node`, `pw-cli info` or
-                              `wpctl inspect` output, also on one line (`echo $(…)`)
-                              ('-' reads standard input), at most 16 MiB.
+                              `wpctl inspect` output; pactl or pacmd also on one line
+                              (`echo $(…)`); '-' reads standard input; at most 16 MiB.
       -d, --device SINK       Route as if SINK had been asked for.
     \(common)
     """

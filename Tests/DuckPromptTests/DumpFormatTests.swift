@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import DuckPrompt
 
@@ -99,6 +100,25 @@ struct DumpFormatTests {
         #expect(sinks == original)
     }
 
+    @Test("echo $(pactl list sinks) in de_CH ('Profile:', 'Aktive Profile:') reads as the listing")
+    func germanOneLine() throws {
+        let text = try SinkFixture.text("formats/pa-alc257-pactl-de_CH.txt")
+        let oneLine = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0.isNewline }).joined(separator: " ")
+        let sinks = try SinkDumpReader.read(oneLine)
+        #expect(sinks.first?.activePortName == "analog-output-speaker")
+        #expect(sinks == [try SinkFixture.sink("formats/pa-alc257-pactl-de_CH.txt")])
+    }
+
+    @Test("a one-line paste in another language is refused as a one-line listing, not read wrong")
+    func japaneseOneLine() throws {
+        let text = try SinkFixture.text("formats/pa-alc257-pactl-ja.txt")
+        let oneLine = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0.isNewline }).joined(separator: " ")
+        let error = #expect(throws: DuckPromptError.self) { try SinkDumpReader.read(oneLine) }
+        #expect(error?.code == .unsupportedData)
+        #expect(error?.message.hasSuffix(DumpRefusal.oneLineReason) == true, "\(String(describing: error?.message))")
+        #expect(error?.message.contains("line 1: '") == true)
+    }
+
     @Test("pactl JSON under a decimal-comma locale reads as the valid JSON does")
     func decimalCommaJSON() throws {
         let sinks = try SinkFixture.sinks("formats/pa16-json-decimal-comma-de.json")
@@ -129,6 +149,17 @@ struct DumpFormatTests {
         #expect(TruncatedJSON.closed(text) == expected)
     }
 
+    @Test("cut-off JSON nested 20000 brackets deep is closed at its depth (the closers are found in one pass)")
+    func deeplyNestedJSON() {
+        let open = String(repeating: "[{\"a\":", count: 10000)
+        let closed = TruncatedJSON.closed(open + "1")
+        // Cut after the last `{` (the `1` may have been cut short), every bracket closed.
+        #expect(closed == open.dropLast(4) + String(repeating: "}]", count: 10000))
+        let scan = TruncatedJSON.scan(String(repeating: "[", count: 20000))
+        #expect(scan.closers == String(repeating: "]", count: 20000))
+        #expect(scan.cut == 20000)
+    }
+
     @Test("pactl in zh_CN, zh_TW, ja, ko and de_CH ('Profile:') reads as the English original", arguments: [
         "zh_CN", "zh_TW", "ja", "ko", "de_CH",
     ])
@@ -156,6 +187,7 @@ struct DumpFormatTests {
         ("\n\nkey: value\nother: thing\n", "line 3: 'key: value' starts no sink"),
         ("{\"a\": [1, 2,\n \"b\" : x}", "line 2: '\"b\" : x}' is where it stops being JSON"),
         ("[1, 2, 3]", "line 1: '[1, 2, 3]' is JSON, but holds no sink object"),
+        ("{\"a\": [1,\n\n  2,\n\n", "line 3: '2,' is where the JSON ends before it is whole"),
         ("\tid 28, type PipeWire:Interface:Node/3\n \t\tnode.name = \"Dummy-Driver\"\n",
          "line 1: 'id 28, type PipeWire:Interface:Node/3' starts no sink"),
     ])
@@ -167,5 +199,40 @@ struct DumpFormatTests {
         let error = #expect(throws: DuckPromptError.self) { try SinkDumpReader.read(text) }
         #expect(error?.code == .unsupportedData)
         #expect(error?.message == SinkDumpReader.notADumpMessage + "; " + line, "\(String(describing: error?.message))")
+    }
+}
+
+/// Every English pactl and pacmd listing among the fixtures, pasted as `echo $(…)` pastes it
+/// (its words joined by single spaces), reads to the sinks of the listing itself: the port
+/// descriptions with their own parentheses (`Line Out (Rear)`, `Digital Output (S/PDIF)`)
+/// included.
+@Suite struct OneLineDumpTableTests {
+    static let listings: [String] = {
+        let directory = (try? SinkFixture.url("sinks")).map(\.path) ?? ""
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.sorted().filter { name in
+            guard name.hasSuffix(".txt"), let text = try? SinkFixture.text("sinks/" + name) else { return false }
+            return [.pactlText, .pacmdText].contains(SinkDumpReader.detectFormat(text))
+        }
+    }()
+
+    @Test("the fixture directory has pactl and pacmd listings to read")
+    func listingsFound() {
+        #expect(Self.listings.count >= 15, "\(Self.listings.count)")
+    }
+
+    @Test("echo $(listing) reads to the listing's sinks", arguments: listings)
+    func oneLine(name: String) throws {
+        let text = try SinkFixture.text("sinks/" + name)
+        let oneLine = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0.isNewline }).joined(separator: " ")
+        let original = try SinkDumpReader.read(text)
+        let pasted = try SinkDumpReader.read(oneLine)
+        #expect(pasted.map(\.name) == original.map(\.name))
+        for (a, b) in zip(pasted, original) {
+            #expect(a.ports == b.ports, "\(a.name)")
+            #expect(a.activePortName == b.activePortName, "\(a.name)")
+            #expect(a.properties == b.properties, "\(a.name)")
+            #expect(a == b, "\(a.name)")
+        }
     }
 }

@@ -120,7 +120,7 @@ struct RouterTests {
              expected: speaker.name, rule: "default-device", reasonContains: "default sink"),
         Case(label: "HDMI monitor + speaker, no default → speaker, not the idle HDMI",
              snapshot: Snapshot(sinks: [hdmi, speaker]),
-             expected: speaker.name, rule: "speaker", reasonContains: "the server names no default sink"),
+             expected: speaker.name, rule: "speaker", reasonContains: "no default sink is known"),
         // Wired headphones on the built-in card
         Case(label: "headphones active on the built-in card → headphones",
              snapshot: Snapshot(sinks: [headphonesActive, hdmi], defaultSinkName: headphonesActive.name),
@@ -362,7 +362,7 @@ struct RouterTests {
         let snapshot = Snapshot(sinks: [Self.virtual(0, "a"), Self.speaker], defaultSinkName: "@DEFAULT_SINK@")
         let decision = try Router.route(snapshot, request: nil)
         #expect(decision.sink.name == Self.speaker.name)
-        #expect(decision.reason.contains("the server names no default sink"))
+        #expect(decision.reason.contains("no default sink is known"))
         let error = #expect(throws: DuckPromptError.self) { try Router.route(snapshot, request: .defaultSink) }
         #expect(error?.code == .unavailable)
     }

@@ -16,25 +16,35 @@
 /// The sources, most particular first (the first that decides wins): the PCM and its profile
 /// (`alsa.name`, `node.nick`, `device.profile.name`, `device.profile.description`), then the
 /// card (`alsa.id`, `alsa.card_name`, `api.alsa.card.name`, `alsa.long_card_name`,
-/// `api.alsa.card.longname`, `alsa.mixer_name`), then the description (`device.description`,
+/// `api.alsa.card.longname`), then the description (`device.description`,
 /// `node.description`, else the sink's `pa_sink_info.description`, pactl's `Description:`
 /// line, which a dump cut short keeps: PipeWire names a split-port sink `Built-in Audio
-/// Headphones`). A card
-/// has one name for all its outputs, so a card name is read after every name of the PCM.
+/// Headphones`). A card has one name for all its outputs, so a card name is read after every
+/// name of the PCM, and not at all when a PCM name says `analog` (an analog PCM on a card
+/// named for its HDMI codec is not HDMI). The codec's `alsa.mixer_name` is never read: an HDA
+/// card's mixer is named for every codec on it (`Intel PantherPoint HDMI` on its analog sinks).
 /// Pure.
 enum ALSANames {
-    /// Properties read, in order.
-    static let sources = [
-        "alsa.name", "node.nick", "device.profile.name", "device.profile.description",
-        "alsa.id", "alsa.card_name", "api.alsa.card.name", "alsa.long_card_name", "api.alsa.card.longname",
-        "alsa.mixer_name", "device.description", "node.description",
-    ]
+    /// Where a name comes from, for the evidence.
+    enum Source: String {
+        case pcm = "its ALSA PCM or profile name"
+        case card = "its card's name"
+        case description = "its description"
+    }
 
-    /// The kind the first deciding name of `sink` says, with its source (a property, or
-    /// `description`) and value; nil when no name decides.
-    static func kind(_ sink: Sink) -> (kind: DeviceKind, key: String, value: String)? {
-        for (key, value) in names(sink) {
-            if let kind = kind(ofName: value) { return (kind, key, value) }
+    /// The PCM's and its profile's names, read first.
+    static let pcmSources = ["alsa.name", "node.nick", "device.profile.name", "device.profile.description"]
+    /// The card's names, read when no PCM name says `analog`.
+    static let cardSources = ["alsa.id", "alsa.card_name", "api.alsa.card.name", "alsa.long_card_name", "api.alsa.card.longname"]
+    /// The descriptions, read last.
+    static let descriptionSources = ["device.description", "node.description"]
+
+    /// The kind the first deciding name of `sink` says, with its key (a property, or
+    /// `description` for `pa_sink_info.description`), value and source; nil when no name
+    /// decides.
+    static func kind(_ sink: Sink) -> (kind: DeviceKind, key: String, value: String, source: Source)? {
+        for name in names(sink) {
+            if let kind = kind(ofName: name.value) { return (kind, name.key, name.value, name.source) }
         }
         return nil
     }
@@ -47,12 +57,24 @@ enum ALSANames {
     }
 
     /// The sink's names in the order they are read.
-    private static func names(_ sink: Sink) -> [(key: String, value: String)] {
-        var found = sources.compactMap { key in sink.properties[key].map { (key, $0) } }
+    private static func names(_ sink: Sink) -> [(key: String, value: String, source: Source)] {
+        func read(_ keys: [String], _ source: Source) -> [(key: String, value: String, source: Source)] {
+            keys.compactMap { key in sink.properties[key].map { (key, $0, source) } }
+        }
+        var found = read(pcmSources, .pcm)
+        if !found.contains(where: { saysAnalog($0.value) }) {
+            found += read(cardSources, .card)
+        }
+        found += read(descriptionSources, .description)
         if sink.properties["device.description"] == nil, sink.properties["node.description"] == nil, !sink.description.isEmpty {
-            found.append(("description", sink.description))
+            found.append(("description", sink.description, .description))
         }
         return found
+    }
+
+    /// Whether a name has the word `analog` (`Analog Stereo`, `analog-stereo`, `ALC892 Analog`).
+    private static func saysAnalog(_ name: String) -> Bool {
+        name.lowercased().split { !($0.isLetter || $0.isNumber) }.contains("analog")
     }
 
     /// The one kind a name's words say; nil when they say none or more than one.

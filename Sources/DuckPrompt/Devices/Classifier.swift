@@ -150,7 +150,9 @@ package enum Classifier {
         if let decision = byALSANames(sink, keys: keys) { return decision }
         if sink.ports.isEmpty {
             let marker = virtualMarker(sink)
-            if !keys.hasDeviceKey {
+            // An ALSA node that `pw-cli ls Node` cut down to `object.path=alsa:…` and its names
+            // is a device whose names said nothing: unknown, not virtual.
+            if !keys.hasDeviceKey, !isALSA(sink, keys: keys) {
                 return (.virtual, marker ?? "no device properties and no ports")
             }
             // A filter or null sink that copied a stray device property (`device.string`,
@@ -437,9 +439,9 @@ package enum Classifier {
     /// An ALSA sink that no port, profile or form factor decided: what its own names say
     /// (`ALSANames`). When the dump lists no ports, the evidence says so.
     private static func byALSANames(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
-        guard isALSA(sink, keys: keys), let (kind, key, name) = ALSANames.kind(sink) else { return nil }
+        guard isALSA(sink, keys: keys), let found = ALSANames.kind(sink) else { return nil }
         let missing = sink.ports.isEmpty ? "; the dump lists no ports" : ""
-        return (kind, "\(key)=\(name) (its ALSA name\(missing))")
+        return (found.kind, "\(found.key)=\(found.value) (\(found.source.rawValue)\(missing))")
     }
 
     /// Whether the sink is an ALSA device: `alsa.*`/`api.alsa.*` properties, `device.api=alsa`,

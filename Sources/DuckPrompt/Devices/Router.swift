@@ -204,7 +204,7 @@ package enum Router {
         }
         let whyNotDefault: String
         if defaultName == nil {
-            whyNotDefault = "the server names no default sink"
+            whyNotDefault = "no default sink is known (the server names none, or the dump does not say)"
         } else if let excluded = candidates.first(where: { $0.isDefault && $0.exclusion != nil }),
                   let entry = excluded.exclusion {
             whyNotDefault = "the default sink is excluded by config never \"\(entry)\""

@@ -22,10 +22,16 @@ enum DumpRefusal {
                         ? "is where the JSON ends before it is whole" : "is where it stops being JSON")
     }
 
-    /// Text: the first line that is no block header, `key: value`, `key = "value"` or port
-    /// line; when every line is one of them, the first line (which starts no sink).
+    /// Text: a one-line paste of 20 words or more, which no reader took, is named as such (only
+    /// English pactl and pacmd listings are put back into lines, `OneLineDump`); else the first
+    /// line that is no block header, `key: value`, `key = "value"` or port line; when every
+    /// line is one of them, the first line (which starts no sink).
     static func message(forText text: String) -> String {
         let lines = DumpLine.lines(of: text)
+        let written = lines.filter { !$0.isFiller }
+        if written.count == 1, let line = written.first, line.text.split(separator: " ").count >= 20 {
+            return describe(line: lines.firstIndex { !$0.isFiller }! + 1, text: line.text, reason: oneLineReason)
+        }
         if let index = lines.firstIndex(where: { !isRead($0) }) {
             return describe(line: index + 1, text: lines[index].text, reason: "is in none of them")
         }
@@ -34,6 +40,10 @@ enum DumpRefusal {
         }
         return describe(line: index + 1, text: lines[index].text, reason: "starts no sink")
     }
+
+    /// Why a listing joined onto one line was not read.
+    static let oneLineReason = "is a listing joined onto one line (echo $(…)), which is read only from pactl "
+        + "or pacmd in English: paste it as printed, with its lines, or run it under LC_ALL=C"
 
     /// Whether some reader takes the line.
     private static func isRead(_ line: DumpLine) -> Bool {
@@ -47,8 +57,14 @@ enum DumpRefusal {
     /// may be one line of 200 KiB: no line parsing).
     private static func describe(lineOf text: String, at offset: Int, reason: String) -> String {
         let bytes = Array(text.utf8)
+        // At the end of the text, the last line with something on it (not the empty line after
+        // a final newline).
+        var offset = min(offset, bytes.count)
+        if offset == bytes.count {
+            while offset > 0, [0x0A, 0x0D, 0x20, 0x09].contains(bytes[offset - 1]) { offset -= 1 }
+        }
         var number = 1, start = 0
-        for index in 0..<min(offset, bytes.count) where bytes[index] == 0x0A {
+        for index in 0..<offset where bytes[index] == 0x0A {
             number += 1
             start = index + 1
         }

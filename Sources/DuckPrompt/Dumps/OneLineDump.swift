@@ -1,6 +1,7 @@
 /// `echo $(pacmd list-sinks)` or `echo $(pactl list sinks)`: the shell split the listing into
 /// words and echo joined them with single spaces, so the whole dump is one line. The words are
-/// put back into lines by the keys pactl (`src/utils/pactl.c`, English) and pacmd
+/// put back into lines by the keys pactl (`src/utils/pactl.c`, English, and de_CH's two
+/// keys of its own) and pacmd
 /// (`src/pulsecore/cli-text.c`) print, `key = "value"` properties and port entries
 /// (`name: Description (…)`), indented as the tools indent them, for the readers of those.
 ///
@@ -15,6 +16,9 @@ enum OneLineDump {
         "State:", "Name:", "Description:", "Driver:", "Sample Specification:", "Channel Map:",
         "Owner Module:", "Mute:", "Volume:", "balance", "Base Volume:", "Monitor Source:",
         "Latency:", "Flags:", "Properties:", "Ports:", "Active Port:", "Formats:",
+        // pactl in de_CH names the ports `Profile:` and the active one `Aktive Profile:`; its
+        // other keys are the English ones.
+        "Profile:", "Aktive Profile:",
         // pacmd
         "name:", "driver:", "flags:", "state:", "suspend cause:", "priority:", "volume:",
         "base volume:", "volume steps:", "muted:", "current latency:", "max request:",
@@ -26,7 +30,7 @@ enum OneLineDump {
     /// Keys whose value is one word (more words after it belong to no key).
     private static let oneWordKeys: Set<String> = [
         "State:", "Name:", "Driver:", "Channel Map:", "Owner Module:", "Mute:", "Monitor Source:",
-        "Active Port:", "name:", "driver:", "state:", "priority:", "muted:", "monitor source:",
+        "Active Port:", "Aktive Profile:", "name:", "driver:", "state:", "priority:", "muted:", "monitor source:",
         "channel map:", "used by:", "linked by:", "module:", "active port:", "volume steps:",
     ]
 
@@ -100,7 +104,7 @@ enum OneLineDump {
                 index += found.count
                 section = ["Properties:", "properties:"].contains(name)
                     ? (section == "ports" ? "port-properties" : "properties")
-                    : (["Ports:", "ports:"].contains(name) ? "ports" : (oneWordKeys.contains(name) ? "one" : ""))
+                    : (["Ports:", "ports:", "Profile:"].contains(name) ? "ports" : (oneWordKeys.contains(name) ? "one" : ""))
                 if section == "port-properties" { level = 2 }
                 if section == "one", index < words.count, key(at: index) == nil {
                     current = name + " " + words[index]
@@ -124,20 +128,24 @@ enum OneLineDump {
                 out.append(String(repeating: "\t", count: section == "port-properties" ? 3 : 2) + "\(property) = \(value)")
                 continue
             }
-            // A port: `name: Description (…)`, to the word that closes its parentheses.
+            // A port: `name: Description (…)`, to the word that closes the parentheses with its
+            // priority (pactl's `(type: Line, priority: 9000, …)`, pacmd's `(priority 9000, …)`):
+            // a description may have its own (`Line Out (Rear)`, `Digital Output (S/PDIF)`).
+            // Without one, it ends at the next key.
             if section == "ports" || section == "port-properties", word.hasSuffix(":"), word.count > 1 {
                 flush()
                 var entry = word
                 var depth = 0
-                var opened = false
+                var sawPriority = false
                 index += 1
                 while index < words.count {
+                    if depth <= 0, key(at: index) != nil { break }
                     let next = words[index]
                     entry += " " + next
                     index += 1
                     depth += next.filter { $0 == "(" }.count - next.filter { $0 == ")" }.count
-                    if next.contains("(") { opened = true }
-                    if opened, depth <= 0 { break }
+                    if depth > 0, next.hasPrefix("priority") || next.hasPrefix("(priority") { sawPriority = true }
+                    if sawPriority, depth <= 0 { break }
                 }
                 out.append("\t\t" + entry)
                 section = "ports"

@@ -26,15 +26,11 @@ enum TruncatedJSON {
         /// Open brackets, innermost last: true for an object.
         var stack: [Bool] = []
         var cut = 0
-        var closers = ""
         var previous = Previous.nothing
         var index = 0
 
-        func mark() {
-            cut = index
-            closers = String(stack.reversed().map { $0 ? "}" : "]" })
-        }
-        func stop(_ at: Int) -> Scan { Scan(cut: cut, closers: closers, errorOffset: at) }
+        func mark() { cut = index }
+        func stop(_ at: Int) -> Scan { Scan(cut: cut, closers: closers(bytes[..<cut]), errorOffset: at) }
         /// Whether a value may start here: at the top before anything, after `[`, `,` in an
         /// array, or `:`.
         var valueMayStart: Bool {
@@ -110,7 +106,30 @@ enum TruncatedJSON {
             }
         }
         let whole = stack.isEmpty && previous == .value
-        return Scan(cut: cut, closers: closers, errorOffset: whole ? nil : bytes.count)
+        return Scan(cut: cut, closers: closers(bytes[..<cut]), errorOffset: whole ? nil : bytes.count)
+    }
+
+    /// What closes the brackets open at the end of `prefix`, innermost first: one more pass
+    /// over it, so that marking a cut stays O(1) however deep the nesting (a prefix that the
+    /// scan found to be JSON so far, its strings whole).
+    private static func closers(_ prefix: ArraySlice<UInt8>) -> String {
+        var open: [UInt8] = []
+        var inString = false
+        var escaped = false
+        for byte in prefix {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"): open.append(UInt8(ascii: "}"))
+            case UInt8(ascii: "["): open.append(UInt8(ascii: "]"))
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): _ = open.popLast()
+            default: break
+            }
+        }
+        return String(decoding: open.reversed(), as: UTF8.self)
     }
 
     private static let literalBytes = Set("0123456789+-.eEtruefalsn".utf8)
