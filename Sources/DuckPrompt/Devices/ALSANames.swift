@@ -16,13 +16,12 @@
 /// The sources, most particular first (the first that decides wins): the PCM and its profile
 /// (`alsa.name`, `node.nick`, `device.profile.name`, `device.profile.description`), then the
 /// card (`alsa.id`, `alsa.card_name`, `api.alsa.card.name`, `alsa.long_card_name`,
-/// `api.alsa.card.longname`), then the description (`device.description`,
+/// `api.alsa.card.longname`, `alsa.mixer_name`), then the description (`device.description`,
 /// `node.description`, else the sink's `pa_sink_info.description`, pactl's `Description:`
 /// line, which a dump cut short keeps: PipeWire names a split-port sink `Built-in Audio
 /// Headphones`). A card has one name for all its outputs, so a card name is read after every
-/// name of the PCM, and not at all when a PCM name says `analog` (an analog PCM on a card
-/// named for its HDMI codec is not HDMI). The codec's `alsa.mixer_name` is never read: an HDA
-/// card's mixer is named for every codec on it (`Intel PantherPoint HDMI` on its analog sinks).
+/// name of the PCM, and not at all when a PCM name says `analog`: an HDA card's mixer is named
+/// for one codec on it and shown on every sink (`Intel PantherPoint HDMI` on an analog one).
 /// Pure.
 enum ALSANames {
     /// Where a name comes from, for the evidence.
@@ -35,7 +34,9 @@ enum ALSANames {
     /// The PCM's and its profile's names, read first.
     static let pcmSources = ["alsa.name", "node.nick", "device.profile.name", "device.profile.description"]
     /// The card's names, read when no PCM name says `analog`.
-    static let cardSources = ["alsa.id", "alsa.card_name", "api.alsa.card.name", "alsa.long_card_name", "api.alsa.card.longname"]
+    static let cardSources = [
+        "alsa.id", "alsa.card_name", "api.alsa.card.name", "alsa.long_card_name", "api.alsa.card.longname", "alsa.mixer_name",
+    ]
     /// The descriptions, read last.
     static let descriptionSources = ["device.description", "node.description"]
 
