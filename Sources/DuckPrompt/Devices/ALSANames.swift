@@ -74,34 +74,71 @@ enum ALSANames {
     }
 
     /// Whether a name has the word `analog` (`Analog Stereo`, `analog-stereo`, `ALC892 Analog`).
-    private static func saysAnalog(_ name: String) -> Bool {
-        name.lowercased().split { !($0.isLetter || $0.isNumber) }.contains("analog")
-    }
+    private static func saysAnalog(_ name: String) -> Bool { read(name).saysAnalog }
 
     /// The one kind a name's words say; nil when they say none or more than one.
-    static func kind(ofName name: String) -> DeviceKind? {
-        let words = name.lowercased().split { !($0.isLetter || $0.isNumber) }
+    static func kind(ofName name: String) -> DeviceKind? { read(name).kind }
+
+    /// What a name's words say: the one kind (nil for none or several; `digital` alone is
+    /// line-out) and whether one word is `analog`. One pass over the name's UTF-8 bytes, ASCII
+    /// letters lower-cased; a byte of a multi-byte character counts as a letter. (This is the
+    /// figure-6 path: every ALSA sink that no port decided comes here, several names each.)
+    private static func read(_ name: String) -> (kind: DeviceKind?, saysAnalog: Bool) {
+        var bytes = Array(name.utf8)
+        for i in bytes.indices where bytes[i] >= 0x41 && bytes[i] <= 0x5A { bytes[i] |= 0x20 }
         var found: DeviceKind? = nil
-        for (i, word) in words.enumerated() {
-            let next = i + 1 < words.count ? words[i + 1] : nil
-            guard let kind = kind(ofWord: word, next: next) else { continue }
-            if let found, found != kind { return nil }
+        var several = false
+        var digital = false
+        var analog = false
+        var previous: Range<Int>? = nil
+        var index = 0
+        func isWordByte(_ byte: UInt8) -> Bool {
+            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte >= 0x80
+        }
+        while index < bytes.count {
+            guard isWordByte(bytes[index]) else { index += 1; continue }
+            let start = index
+            while index < bytes.count, isWordByte(bytes[index]) { index += 1 }
+            let word = bytes[start..<index]
+            // `line out`: the word before this one was `line`.
+            let afterLine = previous.map { bytes[$0].elementsEqual("line".utf8) } ?? false
+            previous = start..<index
+            if word.elementsEqual("digital".utf8) { digital = true }
+            if word.elementsEqual("analog".utf8) { analog = true }
+            let kind: DeviceKind? = afterLine && word.elementsEqual("out".utf8) ? .lineOut : kind(ofWord: word)
+            guard let kind else { continue }
+            if let found, found != kind { several = true }
             found = kind
         }
-        return found ?? (words.contains("digital") ? .lineOut : nil)
+        if several { return (nil, analog) }
+        return (found ?? (digital ? .lineOut : nil), analog)
     }
 
-    /// The kind one word says (`next`: the word after it, for `line out`).
-    private static func kind(ofWord word: Substring, next: Substring?) -> DeviceKind? {
-        if word.contains("hdmi") || word == "displayport" || word == "dp" { return .hdmi }
+    private static let wordKinds: [(word: [UInt8], kind: DeviceKind)] = [
+        ("displayport", DeviceKind.hdmi), ("dp", .hdmi), ("headphone", .headphones), ("headphones", .headphones),
+        ("headset", .headphones), ("speaker", .speaker), ("speakers", .speaker), ("lineout", .lineOut),
+        ("spdif", .lineOut), ("pdif", .lineOut), ("iec958", .lineOut), ("optical", .lineOut), ("toslink", .lineOut),
+    ].map { (Array($0.0.utf8), $0.1) }
+
+    private static let hdmiBytes = Array("hdmi".utf8)
+
+    /// The kind one lower-cased word says (`line out` is two words: see `read`).
+    private static func kind(ofWord word: ArraySlice<UInt8>) -> DeviceKind? {
+        if contains(word, hdmiBytes) { return .hdmi }
         // `dp1`, `dp2`: a DisplayPort output's UCM name.
-        if word.hasPrefix("dp"), word.count > 2, word.dropFirst(2).allSatisfy(\.isNumber) { return .hdmi }
-        switch word {
-        case "headphone", "headphones", "headset": return .headphones
-        case "speaker", "speakers": return .speaker
-        case "lineout", "spdif", "pdif", "iec958", "optical", "toslink": return .lineOut
-        case "line" where next == "out": return .lineOut
-        default: return nil
+        if word.count > 2, word.starts(with: "dp".utf8),
+           word.dropFirst(2).allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return .hdmi }
+        return wordKinds.first { word.elementsEqual($0.word) }?.kind
+    }
+
+    /// Whether `part` occurs in `word`.
+    private static func contains(_ word: ArraySlice<UInt8>, _ part: [UInt8]) -> Bool {
+        guard word.count >= part.count else { return false }
+        var start = word.startIndex
+        while start + part.count <= word.endIndex {
+            if word[start..<start + part.count].elementsEqual(part) { return true }
+            start += 1
         }
+        return false
     }
 }

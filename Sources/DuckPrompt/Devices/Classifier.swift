@@ -359,7 +359,8 @@ package enum Classifier {
     /// `usb` as a component of a bus or sysfs path: `pci-0000:00:14.0-usb-0:2:1.0`,
     /// `/devices/pci0000:00/0000:00:14.0/usb1/1-2/…`.
     private static func hasUSBComponent(_ path: String) -> Bool {
-        path.utf8.split(whereSeparator: { "/-:._".utf8.contains($0) }).contains { component in
+        guard path.contains("usb") else { return false }
+        return path.utf8.split(whereSeparator: { "/-:._".utf8.contains($0) }).contains { component in
             component.starts(with: "usb".utf8) && Substring(component.dropFirst(3)).allSatisfy(\.isNumber)
         }
     }
