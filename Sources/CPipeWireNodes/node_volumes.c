@@ -85,8 +85,13 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
     pw->lost(pw->userdata, SPA_ID_INVALID, res < 0 ? res : -EIO);
 }
 
+static void on_core_done(void *data, uint32_t id, int seq) {
+    if (id == PW_ID_CORE) dp_pw_default_sink_done(data, seq);
+}
+
 static const struct pw_core_events core_events = {
     PW_VERSION_CORE_EVENTS,
+    .done = on_core_done,
     .error = on_core_error,
 };
 
@@ -98,6 +103,9 @@ dp_pw *dp_pw_connect(dp_pw_volumes_cb volumes, dp_pw_lost_cb lost, void *userdat
     pw->volumes = volumes;
     pw->lost = lost;
     pw->userdata = userdata;
+    pw->metadata_id = SPA_ID_INVALID;
+    pw->globals_seq = -1;
+    pw->read_seq = -1;
     pw->loop = pw_loop_new(NULL);
     if (pw->loop == NULL) goto fail;
     /* No client.conf ("null"): it would load client-node, client-device, adapter, metadata

@@ -37,7 +37,23 @@ struct dp_pw {
     struct spa_hook registry_listener;
     struct pw_proxy *metadata;
     struct spa_hook metadata_listener;
+    uint32_t metadata_id;       /* the "default" metadata's global id, SPA_ID_INVALID until listed */
+    int globals_seq;            /* the core sync after the registry's first listing, -1 once done */
+    int globals_listed;         /* that sync returned: every global was listed */
+    /* A read of the default sink (dp_pw_read_default_sink): a binding of its own, the core
+     * sync that ends it, what it found. */
+    dp_pw_default_read_cb default_read;
+    int read_wanted;            /* asked for before the metadata was listed */
+    int read_seq;               /* the sync in flight, -1 when none */
+    struct pw_proxy *reader;
+    struct spa_hook reader_listener;
+    int read_found;             /* default.audio.sink came: 1 named, 0 not (yet) */
+    char read_name[512];
 };
+
+/* A core "done" event (node_volumes.c's core listener): ends a default sink read whose sync it
+ * answers. */
+void dp_pw_default_sink_done(dp_pw *pw, int seq);
 
 /* Releases the default sink's metadata proxy and registry listener (dp_pw_free). */
 void dp_pw_default_sink_free(dp_pw *pw);

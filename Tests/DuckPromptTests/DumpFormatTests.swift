@@ -109,6 +109,20 @@ struct DumpFormatTests {
         #expect(sinks == [try SinkFixture.sink("formats/pa-alc257-pactl-de_CH.txt")])
     }
 
+    @Test("echo $(pactl …) and echo $(pacmd …) of a UCM sink keep port names with a blank ('[Out] Headphones')",
+          arguments: ["formats/pa-ucm-sof-essx8336-pactl.txt", "formats/pa-ucm-sof-essx8336-pacmd.txt"])
+    func ucmOneLine(fixture: String) throws {
+        let text = try SinkFixture.text(fixture)
+        let oneLine = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0.isNewline }).joined(separator: " ")
+        let listing = try SinkDumpReader.read(text)
+        let pasted = try SinkDumpReader.read(oneLine)
+        #expect(listing.first?.ports.map(\.name) == ["[Out] Speaker", "[Out] Headphones"])
+        #expect(pasted.first?.ports.map(\.name) == ["[Out] Speaker", "[Out] Headphones"])
+        #expect(pasted.first?.activePortName == listing.first?.activePortName)
+        #expect(listing.first?.activePortName?.hasPrefix("[Out] ") == true)
+        #expect(pasted == listing)
+    }
+
     @Test("a one-line paste in another language is refused as a one-line listing, not read wrong")
     func japaneseOneLine() throws {
         let text = try SinkFixture.text("formats/pa-alc257-pactl-ja.txt")

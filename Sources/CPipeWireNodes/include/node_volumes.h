@@ -23,10 +23,12 @@ typedef void (*dp_pw_volumes_cb)(void *userdata, uint32_t node, const float *lin
 typedef void (*dp_pw_lost_cb)(void *userdata, uint32_t node, int res);
 /* The default sink changed: `name` is its node.name (a pulse sink's name), NULL when there is
  * none. From the "default" metadata's "default.audio.sink" ({"name": ...}), which WirePlumber
- * sets and pipewire-pulse reads: the server's own account, where a pulse client's server info
- * may lag behind (pipewire-pulse 0.3.65 keeps a copy per client). */
+ * sets and pipewire-pulse reads. */
 typedef void (*dp_pw_default_sink_cb)(void *userdata, const char *name);
-
+/* A read of the default sink (dp_pw_read_default_sink) ended: `res` 0 with `name` the
+ * default.audio.sink's node.name (NULL: the metadata names none), or a negative errno: -ENOENT
+ * when the daemon has no "default" metadata (no WirePlumber). */
+typedef void (*dp_pw_default_read_cb)(void *userdata, int res, const char *name);
 /* Connects to the PipeWire daemon (PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR) with
  * pw_context_connect. NULL on failure, with -errno in *error. */
 dp_pw *dp_pw_connect(dp_pw_volumes_cb volumes, dp_pw_lost_cb lost, void *userdata, int *error);
@@ -49,7 +51,17 @@ void dp_pw_unwatch(dp_pw *pw, uint32_t node);
 /* Disconnects and frees everything; no callback runs after it. */
 void dp_pw_free(dp_pw *pw);
 /* Follows the default sink (default_sink.c): finds the "default" metadata in the registry,
- * binds it and calls `changed` with its current default sink, then on each change. 0, or
- * -errno when the registry cannot be listened to. Once per dp_pw. */
-int dp_pw_follow_default_sink(dp_pw *pw, dp_pw_default_sink_cb changed);
+ * binds it and calls `changed` with its current default sink, then on each change; `read` gets
+ * the answers of dp_pw_read_default_sink. 0, or -errno when the registry cannot be listened
+ * to. Once per dp_pw.
+ * PipeWire 0.3.65's metadata (module-metadata/metadata.c) stops sending changes to every
+ * binding made earlier once any client left while its own bind was pending (the metadata's
+ * owner had not answered the daemon's ping): `changed` may then never be called again, while
+ * a new binding still gets the current values. */
+int dp_pw_follow_default_sink(dp_pw *pw, dp_pw_default_sink_cb changed, dp_pw_default_read_cb read);
+/* Reads the default sink as the metadata says now, with a binding of its own (its current
+ * properties come with the bind) and a core sync after it (pw_registry_bind, pw_core_sync):
+ * `read` is called once the sync returns, and the binding destroyed. A read already in flight
+ * serves the call. Needs dp_pw_follow_default_sink first; 0, or -EINVAL without it. */
+int dp_pw_read_default_sink(dp_pw *pw);
 #endif

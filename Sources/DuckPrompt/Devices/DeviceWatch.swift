@@ -9,10 +9,11 @@ extension DuckPrompt {
     /// Stop by ending the iteration (or cancelling the consuming Task): the subscription and
     /// the connection close. The stream ends with an error when the connection fails or is lost.
     /// libpulse: `pa_context_subscribe` (sink, sink-input, card, server events), then a fresh
-    /// snapshot per batch of events; on PipeWire, the default sink from the "default" metadata (libpipewire: `pw_metadata`),
-    /// since pipewire-pulse 0.3.65 does not always tell a client of a new default sink; only
-    /// when PipeWire cannot be reached, `pa_context_get_server_info` after each
-    /// `defaultCheckInterval` (100 ms) without events.
+    /// snapshot per batch of events; on PipeWire, the default sink is followed on the "default"
+    /// metadata and read anew with a binding of its own for each snapshot (libpipewire:
+    /// `pw_metadata`). Only when PipeWire cannot be reached, or once its metadata stopped telling
+    /// this connection of changes (PipeWire 0.3.65, `PipeWireWatch`), the default sink is read
+    /// after each `defaultCheckInterval` (100 ms) without events.
     public static func watchDevices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
                                     server: ServerOptions = ServerOptions()) -> AsyncThrowingStream<DeviceUpdate, Error> {
         let control = InterruptControl()
@@ -24,12 +25,14 @@ extension DuckPrompt {
                     control.attach(connection)
                     let inbox = EventInbox(mainloop: connection.mainloop)
                     try connection.subscribe(into: inbox)
-                    // pipewire-pulse 0.3.65 does not always tell a client of a new default
-                    // sink: twice in CI, `pactl get-default-sink` named the new sink while this
-                    // connection's server info named the old one for 3 s (it keeps a copy per
-                    // client). On PipeWire the default sink is followed where the server keeps
-                    // it, the "default" metadata (`PipeWireWatch`); when PipeWire cannot be
-                    // reached, it is asked for after each quiet `defaultCheckInterval` instead.
+                    // On PipeWire the default sink is followed where the server keeps it, the
+                    // "default" metadata (`PipeWireWatch`), and read anew for each look: PipeWire
+                    // 0.3.65 can stop telling every long-lived binding (ours, and pipewire-pulse's
+                    // copy behind this connection's server info) of a change, for good, once a
+                    // client left while its own bind was pending. A look that finds another
+                    // default than the follower was told of, twice, means the follower went
+                    // deaf: from then on the default is read after each quiet
+                    // `defaultCheckInterval`, as it is when PipeWire cannot be reached.
                     let onPipeWire = try connection.serverInfo().serverName.contains("PipeWire")
                     let followed = DefaultSinkBox()
                     let following = onPipeWire && connection.withLock { () -> Bool in
@@ -40,23 +43,43 @@ extension DuckPrompt {
                         }
                         return true
                     }
+                    func currentDefault() throws -> String?? {
+                        guard onPipeWire else { return nil }
+                        return try connection.withLock {
+                            try connection.pipeWireDefaultSinkLocked(until: ContinuousClock.now + .milliseconds(500))
+                        }
+                    }
                     func look() throws -> DeviceListing {
                         var (snapshot, info) = try connection.snapshot()
-                        if following, let name = connection.withLock({ followed.name }) { snapshot.defaultSinkName = name }
+                        if let name = try currentDefault() { snapshot.defaultSinkName = name }
                         return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(), config: config,
                                              serverName: info.serverName, serverVersion: info.serverVersion)
                     }
                     var listing = try look()
                     continuation.yield(DeviceUpdate(listing: listing, changes: []))
-                    let checkDefault = onPipeWire && !following
+                    var deaf = false
+                    var suspect = false
+                    /// Compares the follower's last word with what a look read.
+                    func checkFollower() {
+                        guard following, !deaf else { return }
+                        let told = connection.withLock { followed.name }
+                        guard let told, told != listing.snapshot.defaultSinkName else { suspect = false; return }
+                        if suspect {
+                            deaf = true
+                            DebugTrace.write("pipewire: the \"default\" metadata no longer tells this connection of changes (it said \(told ?? "none"), a new binding reads \(listing.snapshot.defaultSinkName ?? "none")): the default sink is read after each quiet \(Int(Self.defaultCheckInterval.seconds * 1000)) ms from now on")
+                        }
+                        suspect = true
+                    }
+                    checkFollower()
                     while true {
+                        let checkDefault = onPipeWire && (!following || deaf || suspect)
                         let waited = try connection.withLock {
                             try checkDefault
                                 ? connection.nextEventsLocked(inbox, until: ContinuousClock.now + Self.defaultCheckInterval)
                                 : connection.nextEventsLocked(inbox)
                         }
                         guard let events = waited else {
-                            let serverDefault = try connection.serverInfo().defaultSinkName
+                            let serverDefault = try currentDefault() ?? connection.serverInfo().defaultSinkName
                             DebugTrace.write("watch: \(Int(Self.defaultCheckInterval.seconds * 1000)) ms without events, the server's default sink is \(serverDefault ?? "none")")
                             if serverDefault != listing.snapshot.defaultSinkName {
                                 let next = try look()
@@ -64,6 +87,7 @@ extension DuckPrompt {
                                 listing = next
                                 if !changes.isEmpty { continuation.yield(DeviceUpdate(listing: next, changes: changes)) }
                             }
+                            checkFollower()
                             continue
                         }
                         if events.isEmpty { break }
@@ -86,6 +110,7 @@ extension DuckPrompt {
                         let changes = DeviceChange.between(listing, next)
                         listing = next
                         if !changes.isEmpty { continuation.yield(DeviceUpdate(listing: next, changes: changes)) }
+                        checkFollower()
                     }
                     withExtendedLifetime(inbox) {}
                     continuation.finish()
@@ -97,9 +122,8 @@ extension DuckPrompt {
     }
 
     /// How long `watchDevices` waits for an event on PipeWire, when it cannot follow the
-    /// "default" metadata, before it asks for the default sink itself (one
-    /// `pa_context_get_server_info`): a change the server did not announce is reported this
-    /// late at most.
+    /// "default" metadata or the metadata stopped telling it of changes, before it reads the
+    /// default sink itself: a change the server did not announce is reported this late at most.
     static let defaultCheckInterval: Duration = .milliseconds(100)
 
     /// A sink-input that changed (volume, cork, properties): it may change the route, but

@@ -30,9 +30,13 @@ enum OneLineDump {
     /// Keys whose value is one word (more words after it belong to no key).
     private static let oneWordKeys: Set<String> = [
         "State:", "Name:", "Driver:", "Channel Map:", "Owner Module:", "Mute:", "Monitor Source:",
-        "Active Port:", "Aktive Profile:", "name:", "driver:", "state:", "priority:", "muted:", "monitor source:",
-        "channel map:", "used by:", "linked by:", "module:", "active port:", "volume steps:",
+        "name:", "driver:", "state:", "priority:", "muted:", "monitor source:",
+        "channel map:", "used by:", "linked by:", "module:", "volume steps:",
     ]
+
+    /// Keys whose value is a port's name, which has blanks in it under ALSA UCM (`[Out] Speaker`,
+    /// `HiFi: HDMI1`): pactl's runs to the next key, pacmd's `<…>` to the word that closes it.
+    private static let portNameKeys: Set<String> = ["Active Port:", "Aktive Profile:", "active port:"]
 
     /// Block header words of a full `pactl list` (`Sink #0`, `Sink Input #3`).
     private static let headerWords: Set<String> = ["Sink", "Source", "Module", "Card", "Client", "Sample"]
@@ -111,6 +115,16 @@ enum OneLineDump {
                     index += 1
                     section = "done"
                 }
+                if portNameKeys.contains(name), index < words.count, words[index].hasPrefix("<") {
+                    var value = words[index]
+                    index += 1
+                    while !value.hasSuffix(">"), index < words.count, key(at: index) == nil {
+                        value += " " + words[index]
+                        index += 1
+                    }
+                    current = name + " " + value
+                    section = "done"
+                }
                 continue
             }
             // `key = "value"`: to the word that ends the quotes.
@@ -131,13 +145,17 @@ enum OneLineDump {
             // A port: `name: Description (…)`, to the word that closes the parentheses with its
             // priority (pactl's `(type: Line, priority: 9000, …)`, pacmd's `(priority 9000, …)`):
             // a description may have its own (`Line Out (Rear)`, `Digital Output (S/PDIF)`).
-            // Without one, it ends at the next key.
-            if section == "ports" || section == "port-properties", word.hasSuffix(":"), word.count > 1 {
+            // Without one, it ends at the next key. A UCM port's name has blanks in it
+            // (`[Out] Speaker:`, the `[Out]` perhaps a glob's file name): it runs to the first
+            // word that ends in a colon.
+            if section == "ports" || section == "port-properties",
+               let nameEnd = (index..<min(index + 4, words.count)).first(where: { words[$0].hasSuffix(":") && words[$0].count > 1 }),
+               (index...nameEnd).allSatisfy({ key(at: $0) == nil && !words[$0].contains("=") }) {
                 flush()
-                var entry = word
+                var entry = words[index...nameEnd].joined(separator: " ")
                 var depth = 0
                 var sawPriority = false
-                index += 1
+                index = nameEnd + 1
                 while index < words.count {
                     if depth <= 0, key(at: index) != nil { break }
                     let next = words[index]

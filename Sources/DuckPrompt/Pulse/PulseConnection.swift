@@ -218,6 +218,43 @@ package final class PulseConnection: @unchecked Sendable {
         return nodeWatch?.failed == false ? nodeWatch : nil
     }
 
+    /// Starts reading the default sink as PipeWire's "default" metadata says at this moment,
+    /// with a binding of its own (`PipeWireWatch.startDefaultSinkReadLocked`): on PipeWire 0.3.65
+    /// neither pipewire-pulse's server info on a long-lived connection nor a long-lived binding
+    /// is sure to have heard of the last change. Call only when the server is pipewire-pulse;
+    /// the answer is waited for with `pipeWireDefaultSinkLocked(from:until:)`. Lock held.
+    /// - Returns: the watch that reads, or nil when PipeWire cannot be reached.
+    func startPipeWireDefaultSinkReadLocked() -> PipeWireWatch? {
+        guard let watch = pipeWireWatchLocked(), watch.startDefaultSinkReadLocked() else { return nil }
+        return watch
+    }
+
+    /// Waits for the read `startPipeWireDefaultSinkReadLocked` started. Lock held.
+    /// - Returns: `.some(name)` (`.some(nil)`: none), or nil when PipeWire has no "default"
+    ///   metadata (no WirePlumber), failed, or did not answer by `deadline` (the read goes on
+    ///   and serves the next one): ask the server info then.
+    /// - Throws: `.unavailable` when the pulse connection is lost meanwhile.
+    func pipeWireDefaultSinkLocked(from watch: PipeWireWatch, until deadline: ContinuousClock.Instant) throws -> String?? {
+        try withWakeupLocked(at: deadline) {
+            while watch.defaultSinkRead == .pending, ContinuousClock.now < deadline {
+                guard isAliveLocked else {
+                    throw DuckPromptError(.unavailable, "lost the connection to the sound server at \(serverDescription)")
+                }
+                waitLocked()
+            }
+        }
+        if case .named(let name) = watch.defaultSinkRead { return .some(name) }
+        return nil
+    }
+
+    /// The default sink as PipeWire's "default" metadata says at this moment: both steps above.
+    /// Lock held. Returns and throws as `pipeWireDefaultSinkLocked(from:until:)`; nil also when
+    /// PipeWire cannot be reached.
+    func pipeWireDefaultSinkLocked(until deadline: ContinuousClock.Instant) throws -> String?? {
+        guard let watch = startPipeWireDefaultSinkReadLocked() else { return nil }
+        return try pipeWireDefaultSinkLocked(from: watch, until: deadline)
+    }
+
     /// Runs `body` holding the loop lock (`pa_threaded_mainloop_lock`).
     package func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pa_threaded_mainloop_lock(mainloop)

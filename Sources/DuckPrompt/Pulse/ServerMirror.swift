@@ -105,28 +105,32 @@ final class ServerMirror: @unchecked Sendable {
     }
 
     /// The mirror as a snapshot, once every answer is in. On pipewire-pulse the default sink is
-    /// the "default" metadata's, followed on the connection's `PipeWireWatch` as
-    /// `devices --watch` does: pipewire-pulse 0.3.65 keeps a copy of it per client, which CI
-    /// saw stay on the old sink after `pactl get-default-sink` named the new one, so neither
-    /// its events nor its server info can be relied on. Until the metadata is bound, or when
-    /// PipeWire cannot be reached, the server info is asked for (one small request). Lock held.
+    /// read anew from PipeWire's "default" metadata for each snapshot
+    /// (`PulseConnection.startPipeWireDefaultSinkReadLocked`, one round trip to the daemon made
+    /// while the other answers come): on PipeWire 0.3.65 a long-lived connection's server info
+    /// and events, and a long-lived metadata binding, can stop hearing of a new default for
+    /// good (CI routed to the old default after `pactl get-default-sink` named the new one).
+    /// When PipeWire cannot be reached or has no "default" metadata, the server info is asked
+    /// for (one small request). Lock held.
     /// - Throws: `.unavailable` when the connection is lost or the server does not answer
     ///   within `answerTimeout`; `.internal` when the server refused a list.
     func snapshotLocked(on connection: PulseConnection) throws -> (Snapshot, ServerInfo) {
         readMarkedLocked()
-        var followed: String?? = nil
+        var reading: PipeWireWatch? = nil
         if server.serverName.contains("PipeWire") {
-            followed = connection.pipeWireWatchLocked()?.currentDefaultSinkLocked()
-            if followed == nil { requestLocked(.server) }
+            reading = connection.startPipeWireDefaultSinkReadLocked()
+            if reading == nil { requestLocked(.server) }
         }
         let deadline = ContinuousClock.now + connection.answerTimeout
-        try connection.withWakeupLocked(at: deadline) {
-            while !inFlight.isEmpty {
-                guard connection.isAliveLocked else {
-                    throw DuckPromptError(.unavailable, "lost the connection to the sound server at \(connection.serverDescription)")
-                }
-                guard ContinuousClock.now < deadline else { throw connection.stallLocked("reading the server") }
-                connection.waitLocked()
+        try waitAnswersLocked(on: connection, until: deadline)
+        var followed: String?? = nil
+        if let reading {
+            // WirePlumber answers the daemon's ping within a millisecond when it runs; one that
+            // hangs costs a prompt half a second, then the server info is asked for.
+            followed = try connection.pipeWireDefaultSinkLocked(from: reading, until: min(deadline, ContinuousClock.now + .milliseconds(500)))
+            if followed == nil {
+                requestLocked(.server)
+                try waitAnswersLocked(on: connection, until: ContinuousClock.now + connection.answerTimeout)
             }
         }
         if refused { throw DuckPromptError(.internal, "the server refused to list sinks or sink-inputs") }
@@ -136,6 +140,20 @@ final class ServerMirror: @unchecked Sendable {
                                 sinkInputs: inputs.sorted { $0.key < $1.key }.map(\.value),
                                 defaultSinkName: info.defaultSinkName)
         return (snapshot, info)
+    }
+
+    /// Waits until every request in flight is answered. Lock held.
+    /// - Throws: `.unavailable` when the connection is lost or `deadline` passes.
+    private func waitAnswersLocked(on connection: PulseConnection, until deadline: ContinuousClock.Instant) throws {
+        try connection.withWakeupLocked(at: deadline) {
+            while !inFlight.isEmpty {
+                guard connection.isAliveLocked else {
+                    throw DuckPromptError(.unavailable, "lost the connection to the sound server at \(connection.serverDescription)")
+                }
+                guard ContinuousClock.now < deadline else { throw connection.stallLocked("reading the server") }
+                connection.waitLocked()
+            }
+        }
     }
 
     // MARK: - Requests and answers
