@@ -132,7 +132,7 @@ int dp_pw_read_default_sink(dp_pw *pw) {
     if (pw->globals == NULL) return -EINVAL;
     if (pw->read_seq >= 0 || pw->read_wanted) return 0;   /* one in flight: its answer serves */
     if (pw->metadata_id != SPA_ID_INVALID) start_read(pw);
-    else if (pw->globals_listed) finish_read(pw, -ENOENT);
+    else if (pw->globals_seq < 0) finish_read(pw, -ENOENT);   /* listed, and no metadata */
     else pw->read_wanted = 1;
     return 0;
 }
@@ -140,7 +140,6 @@ int dp_pw_read_default_sink(dp_pw *pw) {
 void dp_pw_default_sink_done(dp_pw *pw, int seq) {
     if (pw->globals_seq >= 0 && seq == pw->globals_seq) {
         pw->globals_seq = -1;
-        pw->globals_listed = 1;
         if (pw->read_wanted && pw->metadata_id == SPA_ID_INVALID) finish_read(pw, -ENOENT);
     }
     if (pw->read_seq >= 0 && seq == pw->read_seq) finish_read(pw, pw->metadata_id == SPA_ID_INVALID ? -ENOENT : 0);

@@ -38,8 +38,8 @@ struct dp_pw {
     struct pw_proxy *metadata;
     struct spa_hook metadata_listener;
     uint32_t metadata_id;       /* the "default" metadata's global id, SPA_ID_INVALID until listed */
-    int globals_seq;            /* the core sync after the registry's first listing, -1 once done */
-    int globals_listed;         /* that sync returned: every global was listed */
+    int globals_seq;            /* the core sync after the registry's first listing, -1 once
+                                 * it returned (with `globals` set: every global was listed) */
     /* A read of the default sink (dp_pw_read_default_sink): a binding of its own, the core
      * sync that ends it, what it found. */
     dp_pw_default_read_cb default_read;
