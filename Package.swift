@@ -29,13 +29,13 @@ let package = Package(
         // The one C file over libpipewire: a PipeWire node's volumes, each change in order
         // (Pulse/PipeWireWatch.swift is its only caller).
         .target(name: "CPipeWireNodes", dependencies: ["CPipeWire"]),
-        .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes"],
-                swiftSettings: foundationFree),
-        // libsystemd's sd-bus, for the service's bus layer and the C vtable below, and the
-        // bench's client of the service (its connection and calls; messages go through the
-        // service's layer).
+        // libsystemd's sd-bus, for the library's messages and its session-bus client (MPRIS
+        // players, DuckPrompt/Bus/), the service's bus connection and the C vtable below, and
+        // the bench's client of the service.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes", "CSystemd"],
+                swiftSettings: foundationFree),
         // The D-Bus object's vtable (sd-bus's SD_BUS_METHOD macros), the one C file over sd-bus
         // (DuckPromptService/Bus/BusConnection.swift is its only caller).
         .target(name: "CBusObject", dependencies: ["CSystemd"]),

@@ -73,8 +73,15 @@ enum Help {
                               their own volume, per channel: -20dB (default), 50%, or a bare
                               number in dB (-20); from -200dB to 0dB (no duck). Streams that start during the prompt are
                               ducked too; a volume you change meanwhile is kept.
-      --duck-mode MODE        duck (default: lower by --duck), mute (silence them, ramped)
-                              or none (leave them alone).
+      --duck-mode MODE        duck (default: lower by --duck), mute (silence them, ramped),
+                              pause (pause every MPRIS player that can pause, duck the
+                              rest) or none (leave them alone, pause nothing).
+      --no-pause              Duck spoken word too. By default a player on the session bus
+                              (MPRIS) playing a podcast or an audiobook is paused for the
+                              prompt, not ducked, and resumed after it, rewound (config:
+                              players; see Docs/config.md).
+      --rewind-ms MS          How far back a paused player resumes, 0 to 60000 (default
+                              2000; config: rewind_ms), so the sentence cut is heard again.
       --duck-exempt-role ROLE Never duck streams with this media.role (repeatable; default:
                               phone). Giving it replaces the default.
       --attack-ms MS          Ramp down over MS before the first prompt sample, 0 to 60000
@@ -111,7 +118,8 @@ enum Help {
       --property KEY=VALUE    Set a stream property (repeatable), e.g. media.role=event.
       --say TEXT              Speak TEXT after the files, in the same prompt (repeatable);
                               --voice V and --rate WPM as for duckprompt say.
-      -v, --verbose           Print the route and the ducked streams on stderr.
+      -v, --verbose           Print the route, the ducked streams and the paused players
+                              on stderr.
     \(common)
     \(numbers)
     """

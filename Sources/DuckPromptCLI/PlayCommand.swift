@@ -7,8 +7,9 @@ enum PlayCommand {
     static let scanner = ArgumentScanner(
         valued: CommonOptions.valued.union(["device", "duck", "duck-mode", "duck-exempt-role", "attack-ms",
                                             "release-ms", "volume", "latency-msec", "property", "expire-ms",
-                                            "on-busy", "priority", "pre-roll-ms", "say", "voice", "rate"]),
-        flags: ["help", "verbose"],
+                                            "on-busy", "priority", "pre-roll-ms", "say", "voice", "rate",
+                                            "rewind-ms"]),
+        flags: ["help", "verbose", "no-pause"],
         short: CommonOptions.short.merging(["d": "device", "v": "verbose"]) { a, _ in a })
 
     /// `play FILE... [--say TEXT]...`, or `say TEXT...` (`say` true: positionals are texts).
@@ -48,6 +49,10 @@ enum PlayCommand {
             options.duck = try OptionValue.decibels(d, option: "duck", range: PlayOptions.duckRange)
         }
         if let m = r.last("duck-mode") { options.duckMode = try PlayOptions.choice(m, option: "--duck-mode") }
+        if r.has("no-pause") { options.pausePlayers = false }
+        if let w = r.last("rewind-ms") {
+            options.rewindMs = try OptionValue.milliseconds(w, option: "rewind-ms", range: PlayOptions.rewindRangeMs)
+        }
         if let p = r.last("pre-roll-ms") {
             options.preRollMs = try OptionValue.milliseconds(p, option: "pre-roll-ms", range: PlayOptions.preRollRangeMs)
         }
@@ -94,6 +99,7 @@ enum PlayCommand {
                     duckprompt: ducked and restored: \(ducked.isEmpty ? "none" : ducked)
 
                     """)
+                for note in report.playerNotes { StandardStreams.writeError("duckprompt: \(note)\n") }
             }
             return 0
         } catch is CancellationError {

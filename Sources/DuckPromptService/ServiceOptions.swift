@@ -15,7 +15,7 @@ public struct ServiceOptions: Sendable {
     public static let types: [String: String] = [
         "priority": "s", "duck": "d", "duck-mode": "s", "attack-ms": "u", "release-ms": "u",
         "volume": "d", "device": "s", "expire-ms": "u", "on-busy": "s", "pre-roll-ms": "u",
-        "voice": "s", "rate": "u", "properties": "a{ss}",
+        "voice": "s", "rate": "u", "properties": "a{ss}", "no-pause": "b", "rewind-ms": "u",
     ]
 
     /// - Parameters:
@@ -50,6 +50,8 @@ public struct ServiceOptions: Sendable {
         case ("release-ms", .uint32(let u)): play.releaseMs = Int(u)
         case ("expire-ms", .uint32(let u)): play.expireMs = Int(u)
         case ("pre-roll-ms", .uint32(let u)): play.preRollMs = Int(u)
+        case ("no-pause", .bool(let b)): play.pausePlayers = !b
+        case ("rewind-ms", .uint32(let u)): play.rewindMs = Int(u)
         case ("device", .string(let s)):
             guard !s.isEmpty else { throw DuckPromptError(.usage, "device needs a sink name, #index or @DEFAULT_SINK@") }
             play.device = DeviceRequest(parsing: s)

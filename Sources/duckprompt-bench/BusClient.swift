@@ -1,4 +1,5 @@
 import CSystemd
+import DuckPrompt
 import DuckPromptProbe
 import DuckPromptService
 import Foundation
@@ -105,19 +106,10 @@ final class BusClient {
     /// One method call of `arguments`, 10 s at most; `read` reads the reply.
     private func call(_ destination: String, _ path: String, _ interface: String, _ member: String,
                       _ arguments: [BusValue], reading read: (BusReader) throws -> Void) throws {
-        var message: OpaquePointer? = nil
-        try check(sd_bus_message_new_method_call(bus, &message, destination, path, interface, member), "making \(member)")
-        defer { sd_bus_message_unref(message) }
-        for argument in arguments { try BusWriter(message: message!).append(argument) }
-        var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
-        var reply: OpaquePointer? = nil
-        let r = sd_bus_call(bus, message, 10_000_000, &error, &reply)
-        defer { sd_bus_message_unref(reply) }
-        guard r >= 0, let reply else {
-            let name = error.name.map { String(cString: $0) } ?? "errno \(-r)"
-            throw BenchError("\(member): \(name): \(error.message.map { String(cString: $0) } ?? String(cString: strerror(-r)))")
+        do {
+            try callMethod(on: bus, destination, path, interface, member, arguments, timeoutMs: 10_000, reading: read)
+        } catch let error as DuckPromptError {
+            throw BenchError(error.message)
         }
-        try read(BusReader(message: reply))
     }
 }

@@ -58,7 +58,7 @@ struct ConfigTests {
         var testDescription: String { json }
     }
 
-    static let validKeys = "valid keys: prefer, ranking, never, pre_roll_ms, duck_db, attack_ms, release_ms"
+    static let validKeys = "valid keys: prefer, ranking, never, pre_roll_ms, duck_db, attack_ms, release_ms, players, rewind_ms"
     static let kinds = "kinds are car, bluetooth-a2dp, bluetooth-hfp, usb, line-out, hdmi, headphones, speaker, "
         + "network, virtual, unknown"
 

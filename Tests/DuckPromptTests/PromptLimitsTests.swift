@@ -55,7 +55,7 @@ struct PromptLimitsTests {
         let rows: [(String, () throws -> Any)] = [
             ("--priority 'urgent' is not one of: important, message, text, notification, progress",
              { try PlayOptions.choice("urgent", option: "--priority") as PromptPriority }),
-            ("duck-mode 'Duck' is not one of: duck, mute, none",
+            ("duck-mode 'Duck' is not one of: duck, mute, pause, none",
              { try PlayOptions.choice("Duck", option: "duck-mode") as DuckMode }),
             ("on-busy '' is not one of: wait, drop", { try PlayOptions.choice("", option: "on-busy") as BusyPolicy }),
         ]

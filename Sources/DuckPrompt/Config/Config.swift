@@ -69,7 +69,8 @@ public struct DuckPromptConfig: Sendable, Equatable {
     ]
 
     /// The keys a config file may hold, in documentation order.
-    public static let validKeys = ["prefer", "ranking", "never", "pre_roll_ms", "duck_db", "attack_ms", "release_ms"]
+    public static let validKeys = ["prefer", "ranking", "never", "pre_roll_ms", "duck_db", "attack_ms", "release_ms",
+                                   "players", "rewind_ms"]
 
     /// Sink patterns tried in order (`prefer`, or `DUCKPROMPT_DEVICE`).
     public var prefer: [String]
@@ -87,6 +88,11 @@ public struct DuckPromptConfig: Sendable, Equatable {
     public var attackMs: Int?
     /// Release ramp in ms (0…60000); nil when not set.
     public var releaseMs: Int?
+    /// What to do with MPRIS players (`players`), first match wins; tried before the default
+    /// list of spoken-word players and the genre (`SpokenWordPolicy`).
+    public var players: [PlayerRule] = []
+    /// How far back a paused player resumes, ms (0…60000, `rewind_ms`); nil when not set.
+    public var rewindMs: Int?
     /// The file the settings were read from; nil for the defaults (no file).
     public var path: String?
 
@@ -264,10 +270,43 @@ public struct DuckPromptConfig: Sendable, Equatable {
         if let value = object["release_ms"] {
             config.releaseMs = try integer(value, key: "release_ms", range: 0...60000, unit: "ms", fail: fail)
         }
+        if let value = object["rewind_ms"] {
+            config.rewindMs = try integer(value, key: "rewind_ms", range: PlayOptions.rewindRangeMs, unit: "ms", fail: fail)
+        }
+        if let value = object["players"] {
+            config.players = try playerRules(value, fail: fail)
+        }
         return config
     }
 
     // MARK: Validation helpers
+
+    /// `players`: `[{"match": "gPodder", "action": "pause"}, …]`.
+    private static func playerRules(_ value: JSONValue, fail: (String) -> DuckPromptError) throws -> [PlayerRule] {
+        let actions = PlayerAction.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let array = value.array else {
+            throw fail("'players' must be an array of rules ([{\"match\": \"gPodder\", \"action\": \"pause\"}]), not \(typeName(value))")
+        }
+        return try array.enumerated().map { offset, element in
+            let n = offset + 1
+            guard let rule = element.object else {
+                throw fail("'players' entry \(n) must be an object {\"match\": …, \"action\": …}, not \(typeName(element))")
+            }
+            for key in rule.keys.sorted() where key != "match" && key != "action" {
+                throw fail("'players' entry \(n): unknown key '\(key)'; a rule holds 'match' and 'action'")
+            }
+            guard let match = rule["match"]?.string, !match.trimmingSpaces().isEmpty else {
+                throw fail("'players' entry \(n) needs 'match': a pattern of a player's MPRIS Identity, DesktopEntry or application.name")
+            }
+            guard let word = rule["action"]?.string else {
+                throw fail("'players' entry \(n) needs 'action': one of \(actions)")
+            }
+            guard let action = PlayerAction(rawValue: word) else {
+                throw fail("'players' entry \(n): action '\(word)' is not one of \(actions)")
+            }
+            return PlayerRule(pattern: match.trimmingSpaces(), action: action)
+        }
+    }
 
     private static func strings(_ value: JSONValue, key: String, what: String,
                                 fail: (String) -> DuckPromptError) throws -> [String] {

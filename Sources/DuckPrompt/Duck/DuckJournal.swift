@@ -69,6 +69,10 @@ package struct DuckJournal: Sendable, Equatable {
     /// handed over to the next prompt (`JournalStore.handOver`), which starts from it; nil
     /// otherwise. Non-finite values are written as strings, like `depth`.
     package var gain: Double?
+    /// MPRIS players the owner paused (`PlayerPauser`), to resume: journaled before the first
+    /// `Pause`. Absent from the file when empty (the format stays version 1: an older reader
+    /// ignores the key).
+    package var players: [PausedPlayer] = []
 
     package init(version: Int = DuckJournal.currentVersion, pid: Int32, processStart: UInt64,
                 server: String? = nil, runtimeDir: String? = nil, serverName: String = "",

@@ -4,6 +4,9 @@ public enum DuckMode: String, Sendable, Equatable, CaseIterable {
     case duck
     /// Silence them (volume `PA_VOLUME_MUTED`), ramped.
     case mute
+    /// Pause every MPRIS player that can pause (`PauseMode.every`), and lower the other
+    /// streams by the duck depth.
+    case pause
     /// Leave every stream as it is.
     case none
 }

@@ -91,6 +91,32 @@ extension DuckJournal {
                 throw refuse("ended stream \(n + 1): \(problem)")
             }
         }
+        guard players.count <= Self.maxPlayers else {
+            throw refuse("\(players.count) paused players (at most \(Self.maxPlayers))")
+        }
+        for (n, player) in players.enumerated() {
+            if let problem = Self.problem(player) { throw refuse("paused player \(n + 1): \(problem)") }
+        }
+    }
+
+    /// The most paused players a journal names.
+    public static let maxPlayers = 64
+
+    /// Why a journaled player cannot be resumed, nil when it can: its bus name an MPRIS
+    /// player's (a forged journal can do no more than `Play` a player, as any client of the
+    /// session bus can), strings of sane length, a rewind within `PlayOptions.rewindRangeMs`.
+    static func problem(_ player: PausedPlayer) -> String? {
+        guard player.busName.hasPrefix(MPRISPlayer.busNamePrefix) else {
+            return "bus name '\(player.busName.prefix(80))' is not an MPRIS player's"
+        }
+        for text in [player.busName, player.uniqueName, player.label, player.reason] + [player.trackID, player.url].compactMap({ $0 }) {
+            if let problem = stringProblem(text) { return problem }
+        }
+        guard PlayOptions.rewindRangeMs.contains(player.rewindMs) else {
+            return "rewind \(player.rewindMs) ms is out of range"
+        }
+        guard player.pausedAt.isFinite else { return "pausedAt is not a number" }
+        return nil
     }
 
     /// This journal as `JournalStore.write` stores it, within `validate()`'s bounds: channels
@@ -125,6 +151,7 @@ extension DuckJournal {
         if let s = server, Self.stringProblem(s) != nil { journal.server = nil }
         if let r = runtimeDir, Self.stringProblem(r) != nil { journal.runtimeDir = nil }
         if Self.stringProblem(serverName) != nil { journal.serverName = "" }
+        journal.players = Array(players.filter { Self.problem($0) == nil }.prefix(Self.maxPlayers))
         return journal
     }
 }

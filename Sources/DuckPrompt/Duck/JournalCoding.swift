@@ -4,7 +4,7 @@ import FoundationEssentials
 // read checked by `validate()`.
 extension DuckJournal: Codable {
     private enum CodingKeys: String, CodingKey {
-        case version, pid, processStart, server, runtimeDir, serverName, depth, streams, ended, updated, gain
+        case version, pid, processStart, server, runtimeDir, serverName, depth, streams, ended, updated, gain, players
     }
 
     /// A dB value that may be -infinity: a number, or `"-inf"`, `"inf"`, `"nan"`.
@@ -43,6 +43,7 @@ extension DuckJournal: Codable {
         ended = try c.decodeIfPresent([Ended].self, forKey: .ended) ?? []
         updated = Date(timeIntervalSince1970: try c.decode(Double.self, forKey: .updated))
         gain = c.contains(.gain) ? try Self.decodeDecibels(c, .gain) : nil
+        players = try c.decodeIfPresent([PausedPlayer].self, forKey: .players) ?? []
     }
 
     package func encode(to encoder: Encoder) throws {
@@ -58,6 +59,7 @@ extension DuckJournal: Codable {
         try c.encode(ended, forKey: .ended)
         try c.encode(updated.timeIntervalSince1970, forKey: .updated)
         if let gain { try Self.encodeDecibels(gain, &c, .gain) }
+        if !players.isEmpty { try c.encode(players, forKey: .players) }
     }
 
     /// The journal as JSON (sorted keys, pretty-printed: it is small and people read it).

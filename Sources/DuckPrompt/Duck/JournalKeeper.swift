@@ -10,9 +10,12 @@ final class JournalKeeper: @unchecked Sendable {
 
     /// Writes the first journal.
     /// - Throws: `.internal` when the journal cannot be written (then nothing is ducked).
-    init(store: JournalStore, plan: DuckPlan, server: String?, serverName: String) throws {
+    /// - Parameter players: the MPRIS players the prompt is about to pause, and those it holds
+    ///   paused (a handed-over duck's).
+    init(store: JournalStore, plan: DuckPlan, server: String?, serverName: String, players: [PausedPlayer] = []) throws {
         self.store = store
         journal = try DuckJournal.forCurrentProcess(plan: plan, server: server, serverName: serverName)
+        journal.players = players
         last = (plan.entries, plan.ended)
         try store.write(journal)
     }
@@ -33,6 +36,14 @@ final class JournalKeeper: @unchecked Sendable {
         last = (plan.entries, plan.ended)
         journal.record(plan)
         if let promptSlot { journal.ended.append(promptSlot) }
+    }
+
+    /// Journals the MPRIS players the prompt holds paused (best effort, as `update`): after
+    /// they were paused (their positions), and after they were resumed (none).
+    func setPlayers(_ players: [PausedPlayer]) {
+        guard players != journal.players else { return }
+        journal.players = players
+        try? store.write(journal)
     }
 
     /// Rewrites the journal if the streams to restore or their own volumes changed.

@@ -2,8 +2,9 @@ import FoundationEssentials
 import Glibc
 
 /// Undoes the duck of a duckprompt process that died mid-prompt (killed, crashed), from the
-/// journal it left: streams still at a level its duck wrote go back to their own volume, and
-/// saved volumes it left ducked are repaired.
+/// journal it left: streams still at a level its duck wrote go back to their own volume,
+/// saved volumes it left ducked are repaired, and the MPRIS players it paused are resumed
+/// (`PlayerPauser.resume`, within `PausedPlayer.staleAfterSeconds`).
 enum Recovery {
     /// What `recoverOrphans` did.
     struct Outcome: Sendable {
@@ -35,7 +36,23 @@ enum Recovery {
             outcome.notes.append("cannot look for journals of dead prompts: \(error)")
             return outcome
         }
+        var bus: SessionBusClient? = nil
         for (path, journal) in orphans {
+            // The players it paused first: the session bus does not depend on the sound
+            // server, and a player is resumed only within the staleness window.
+            if !journal.players.isEmpty {
+                do {
+                    bus = try bus ?? SessionBusClient()
+                    outcome.notes += PlayerPauser.resume(journal.players, on: bus!, ageFrom: PlayerPauser.now())
+                } catch {
+                    outcome.notes.append("could not resume the players paused by duckprompt (pid \(journal.pid)): "
+                        + ((error as? DuckPromptError)?.message ?? "\(error)"))
+                }
+            }
+            if journal.streams.isEmpty && journal.ended.isEmpty {
+                try? store.remove(path: path)
+                continue
+            }
             let serverString = journal.server
                 ?? journal.runtimeDir.map { "unix:\($0)/pulse/native" }
             do {

@@ -12,6 +12,9 @@ public struct PlayReport: Sendable {
     public var recoveryNotes: [String] = []
     /// Silence played first because the sink was not running (idle or suspended), in ms (0: none).
     public var preRollMs: Int = 0
+    /// What was done with MPRIS players, one line each ("paused: …", "resumed: …", "ducked,
+    /// not paused: …"); `recoveryNotes` carries what went wrong with them (no session bus).
+    public var playerNotes: [String] = []
 }
 
 /// What `DuckPrompt.restore` did.

@@ -7,8 +7,14 @@ public struct PlayOptions: Sendable {
     /// Gain applied to every other stream while the prompt plays, in dB (<= 0). 0 turns the
     /// duck off. Default -20 dB (`--duck`).
     public var duck: Decibels
-    /// `duck` or `none` (`--duck-mode`).
+    /// `duck`, `mute`, `pause` or `none` (`--duck-mode`).
     public var duckMode: DuckMode
+    /// Whether a player playing spoken word is paused rather than ducked (false:
+    /// `--no-pause`). See `pauseMode`.
+    public var pausePlayers = true
+    /// How far back a paused player resumes, in ms (`--rewind-ms`, config `rewind_ms`),
+    /// default 2000, within `rewindRangeMs`; 0 resumes where it was paused.
+    public var rewindMs = 2000
     /// Ramp down before the first prompt sample, in ms (`--attack-ms`), default 200.
     public var attackMs: Int
     /// Ramp back up after the last sample was heard, in ms (`--release-ms`), default 500.
@@ -58,6 +64,16 @@ public struct PlayOptions: Sendable {
     public static let expireRangeMs = 0...3_600_000
     /// `preRollMs`: 0 … 5000 ms.
     public static let preRollRangeMs = 0...5000
+    /// `rewindMs`: 0 … 60000 ms.
+    public static let rewindRangeMs = 0...60_000
+
+    /// Which MPRIS players the prompt pauses: none with `--no-pause` or `--duck-mode none`
+    /// (which leaves every stream as it is), every one that can pause with `--duck-mode
+    /// pause`, else spoken word (`SpokenWordPolicy`).
+    public var pauseMode: PauseMode {
+        guard pausePlayers, duckMode != .none else { return .off }
+        return duckMode == .pause ? .every : .spokenWord
+    }
 
     /// Checks every number against its range (the ranges above); `play` calls it before it
     /// opens a file or contacts a server, so out-of-range options never change a volume.
@@ -71,12 +87,13 @@ public struct PlayOptions: Sendable {
         let ms = { (v: Int) in "\(v) ms" }
         // NaN is in no range, but `contains` says false for it too: rejected.
         try check(volume?.value, Self.volumeRange, "volume (relative to the saved prompt volume)", dB)
-        if duckMode == .duck { try check(duck.value, Self.duckRange, "duck", dB) }
+        if duckMode == .duck || duckMode == .pause { try check(duck.value, Self.duckRange, "duck", dB) }
         try check(attackMs, Self.rampRangeMs, "attack", ms)
         try check(releaseMs, Self.rampRangeMs, "release", ms)
         try check(latencyMs, Self.latencyRangeMs, "latency", ms)
         try check(expireMs, Self.expireRangeMs, "expiry", ms)
         try check(preRollMs, Self.preRollRangeMs, "pre-roll", ms)
+        try check(rewindMs, Self.rewindRangeMs, "rewind", ms)
     }
 
     /// Pre-roll by kind when nothing else says: Bluetooth A2DP 300 ms, Bluetooth HFP 1000 ms,
@@ -95,7 +112,8 @@ public struct PlayOptions: Sendable {
 
     /// The options a prompt gets from the user's config file, as `duckprompt play` starts from
     /// them: the config's `duck_db`, `attack_ms` and `release_ms` replace the defaults (-20 dB,
-    /// 200 ms, 500 ms), and its `prefer`, `ranking`, `never` and `pre_roll_ms` route the prompt.
+    /// 200 ms, 500 ms) and its `rewind_ms` the rewind (2000 ms), its `players` rules decide
+    /// which players are paused, and its `prefer`, `ranking`, `never` and `pre_roll_ms` route the prompt.
     /// Set fields afterwards to override (the command does so for the options given to it).
     /// - Parameter config: e.g. `try DuckPromptConfig.load()`, which checks every range.
     public init(config: DuckPromptConfig) {
@@ -104,6 +122,7 @@ public struct PlayOptions: Sendable {
         if let duck = config.duck { self.duck = duck }
         if let attackMs = config.attackMs { self.attackMs = attackMs }
         if let releaseMs = config.releaseMs { self.releaseMs = releaseMs }
+        if let rewindMs = config.rewindMs { self.rewindMs = rewindMs }
     }
 
     public init(device: DeviceRequest? = nil, duck: Decibels = Decibels(-20), duckMode: DuckMode = .duck,

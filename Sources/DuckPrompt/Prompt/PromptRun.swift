@@ -62,6 +62,9 @@ final class PromptRun {
 
     private var route: RouteDecision?
     private var session: DuckSession?
+    /// The MPRIS players this prompt pauses (spoken word), and those a handed-over duck kept
+    /// paused; nil until routed.
+    private var pauser: PlayerPauser?
     private var depth = 0.0
     private var preRoll = 0
     /// Consecutive sources of one format play as one gapless stream (`PromptSequence`); the
@@ -150,6 +153,11 @@ final class PromptRun {
             if part == 0, let route { onStarted(route, preRoll) }
             return .streamStarted(part: part)
         case .rampDown:
+            // Spoken word stops at the start of the attack (journaled before, at the route).
+            if let pauser, !pauser.toPause.isEmpty {
+                pauser.pauseAll()
+                duck.journal?.setPlayers(pauser.paused)
+            }
             // Ramp down while the first stream connects and prefills, corked (or plays its
             // pre-roll).
             let done = try duck.run(toGain: depth, durationMs: options.attackMs, stop: stopRequested)
@@ -189,6 +197,11 @@ final class PromptRun {
             case .kept: return .handedOver(false)
             }
         case .release:
+            // The players come back as the others ramp up.
+            if let pauser, !pauser.paused.isEmpty {
+                pauser.resumeAll()
+                duck.journal?.setPlayers([])
+            }
             _ = try? duck.run(toGain: 0, durationMs: options.releaseMs)
             return .released
         case .finishDuck:
@@ -208,7 +221,8 @@ final class PromptRun {
         guard let route else { preconditionFailure("played without a route") }
         return PlayReport(route: route, duckedStreams: session?.touched.sorted() ?? [],
                           framesPlayed: streams.reduce(keptFrames) { $0 + $1.framesWritten },
-                          recoveryNotes: notes, preRollMs: preRoll)
+                          recoveryNotes: notes + (pauser?.warnings ?? []), preRollMs: preRoll,
+                          playerNotes: pauser?.notes ?? [])
     }
 
     /// What a prompt that ended so throws; nil when it played (whole, its duck released or
@@ -298,9 +312,14 @@ final class PromptRun {
         case .none: 0
         case .mute: -.infinity
         // Below -200 dB a duck is inaudible already; a journal holds no deeper one.
-        case .duck: max(DuckJournal.deepestDepth, min(0, options.duck.value))
+        case .duck, .pause: max(DuckJournal.deepestDepth, min(0, options.duck.value))
         }
-        var plan = DuckPlan(inputs: snapshot.sinkInputs, depth: depth, exemptRoles: options.exemptRoles)
+        // Spoken word is paused, not ducked: its players' streams stay off the duck.
+        let pauser = PlayerPauser(inputs: snapshot.sinkInputs, mode: options.pauseMode, rules: options.config.players,
+                                  rewindMs: options.rewindMs, inherited: handed?.players ?? [])
+        self.pauser = pauser
+        var plan = DuckPlan(inputs: snapshot.sinkInputs, depth: depth, exemptRoles: options.exemptRoles,
+                            excluding: pauser.excluded)
         // The duck of a prompt this one interrupted continues: no release in between.
         if let handed { plan.adopt(handed, live: snapshot.sinkInputs) }
         let session = try DuckSession(connection: connection, plan: plan, inputs: snapshot.sinkInputs,
@@ -309,10 +328,11 @@ final class PromptRun {
         // Its own ramp writes are not read back into the mirror one by one.
         connection.holdMirrorInputs(true)
         holdsMirror = true
-        if depth < 0 || !plan.entries.isEmpty || !plan.ended.isEmpty || options.volume != nil {
-            // Journaled before the first volume write.
+        let players = pauser.paused + pauser.toPause
+        if depth < 0 || !plan.entries.isEmpty || !plan.ended.isEmpty || options.volume != nil || !players.isEmpty {
+            // Journaled before the first volume write and the first Pause.
             session.journal = try JournalKeeper(store: store, plan: session.plan, server: server.server,
-                                                serverName: info.serverName)
+                                                serverName: info.serverName, players: players)
         }
         if handed != nil { store.removeHandover() }
         properties = options.properties
@@ -325,7 +345,9 @@ final class PromptRun {
         // between): no pre-roll, which would leave a gap between the two prompts.
         preRoll = handed == nil ? options.preRoll(for: route) : 0
         if preRoll > 0 { groups[0] = SilencePrefixed(groups[0], milliseconds: max(preRoll, options.attackMs)) }
-        return PromptLifecycle.Routing(parts: groups.count, preRollMs: preRoll, ducks: !session.plan.entries.isEmpty,
+        // A player to pause makes an attack too: the prompt starts once it is paused.
+        return PromptLifecycle.Routing(parts: groups.count, preRollMs: preRoll,
+                                       ducks: !session.plan.entries.isEmpty || !pauser.toPause.isEmpty,
                                        busy: session.plan.entries.count >= DuckPrompt.busyDesktopStreams,
                                        relativeVolume: options.volume != nil)
     }

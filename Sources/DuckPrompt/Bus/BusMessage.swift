@@ -17,7 +17,8 @@ package func check(_ result: Int32, _ what: @autoclosure () -> String) throws ->
 
 /// The arguments of one message, read in order: a method call given to the service's handler
 /// (sd-bus checked its signature against the vtable, Sources/CBusObject, before it reached
-/// us), or a reply or signal the bench's client reads. Valid only while its owner holds the
+/// us), a reply the library's `SessionBusClient` reads (MPRIS players), or a reply or signal
+/// the bench's client reads. Valid only while its owner holds the
 /// message (for a call: inside the handler).
 /// sd-bus: `sd_bus_message_read_basic`, `sd_bus_message_enter_container`,
 /// `sd_bus_message_exit_container`, `sd_bus_message_peek_type`, `sd_bus_message_get_sender`.
@@ -38,6 +39,12 @@ package struct BusReader {
     package func readUInt64() throws -> UInt64 {
         var value: UInt64 = 0
         try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "t")), &value), "reading a uint64")
+        return value
+    }
+
+    package func readUInt32() throws -> UInt32 {
+        var value: UInt32 = 0
+        try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "u")), &value), "reading a uint32")
         return value
     }
 
@@ -68,8 +75,40 @@ package struct BusReader {
     /// - Throws: `BusValueTypeError` for a value of another type (the service answers it with
     ///   a Usage error naming the key); `BusError` when the message cannot be read.
     package func readOptions() throws -> [String: BusValue] {
+        try readDictionary { key, signature in
+            guard let value = try readVariantContents(signature) else {
+                throw BusValueTypeError(key: key, signature: signature)
+            }
+            return value
+        }
+    }
+
+    /// An `a{sv}` of another program's properties (`org.freedesktop.DBus.Properties.GetAll`,
+    /// an MPRIS player's `Metadata`): values of `BusValue`'s types are kept, an object path
+    /// (`o`) as a string and a nested `a{sv}` as a dictionary; any other value is skipped
+    /// (`sd_bus_message_skip`), not refused.
+    /// - Throws: `BusError` when the message is not an `a{sv}`.
+    package func readProperties() throws -> [String: BusValue] {
+        try readDictionary { key, signature in
+            switch signature {
+            case "o":
+                var value: UnsafePointer<CChar>? = nil
+                try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "o")), &value), "reading \(key)")
+                return .string(value.map { String(cString: $0) } ?? "")
+            case "a{sv}":
+                return .dictionary(try readProperties())
+            default:
+                if let value = try readVariantContents(signature) { return value }
+                try check(sd_bus_message_skip(message, signature), "skipping \(key)")
+                return nil
+            }
+        }
+    }
+
+    /// An `a{sv}`: each entry's variant read by `value(key, signature)` (nil: left out).
+    private func readDictionary(_ value: (String, String) throws -> BusValue?) throws -> [String: BusValue] {
         try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}"), "reading a{sv}")
-        var options: [String: BusValue] = [:]
+        var entries: [String: BusValue] = [:]
         while try !atEnd() {
             try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv"), "reading a{sv}")
             let key = try readString()
@@ -78,15 +117,31 @@ package struct BusReader {
             try check(sd_bus_message_peek_type(message, &type, &contents), "reading \(key)")
             let signature = contents.map { String(cString: $0) } ?? ""
             try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), signature), "reading \(key)")
-            guard let value = try readVariantContents(signature) else {
-                throw BusValueTypeError(key: key, signature: signature)
-            }
-            options[key] = value
+            entries[key] = try value(key, signature)
             try check(sd_bus_message_exit_container(message), "reading \(key)")
             try check(sd_bus_message_exit_container(message), "reading \(key)")
         }
         try check(sd_bus_message_exit_container(message), "reading a{sv}")
-        return options
+        return entries
+    }
+
+    /// A variant's value (`Properties.Get`), as `readProperties` keeps it; nil for a type it
+    /// skips.
+    package func readVariant() throws -> BusValue? {
+        var type: CChar = 0
+        var contents: UnsafePointer<CChar>? = nil
+        try check(sd_bus_message_peek_type(message, &type, &contents), "reading a variant")
+        let signature = contents.map { String(cString: $0) } ?? ""
+        try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), signature), "reading a variant")
+        let value: BusValue?
+        if let known = try readVariantContents(signature) {
+            value = known
+        } else {
+            try check(sd_bus_message_skip(message, signature), "skipping a variant")
+            value = nil
+        }
+        try check(sd_bus_message_exit_container(message), "reading a variant")
+        return value
     }
 
     private func readVariantContents(_ signature: String) throws -> BusValue? {
@@ -126,13 +181,13 @@ package struct BusReader {
 }
 
 /// An option whose value has a type the service does not take.
-struct BusValueTypeError: Error {
-    var key: String
-    var signature: String
+package struct BusValueTypeError: Error {
+    package var key: String
+    package var signature: String
 }
 
 /// A message being written: a method return or a signal of the service, or a call of the
-/// bench's client. sd-bus: `sd_bus_message_append_basic`, `sd_bus_message_open_container`,
+/// library's `SessionBusClient` or the bench's client. sd-bus: `sd_bus_message_append_basic`, `sd_bus_message_open_container`,
 /// `sd_bus_message_close_container`.
 package struct BusWriter {
     package let message: OpaquePointer

@@ -1,5 +1,5 @@
-/// A D-Bus value the service reads from an `a{sv}` or writes into one: the types its options
-/// and `Devices()` use. Pure.
+/// A D-Bus value the service reads from an `a{sv}` or writes into one (the types its options
+/// and `Devices()` use), or an MPRIS player's property. Pure.
 public enum BusValue: Sendable, Equatable {
     /// `s`
     case string(String)

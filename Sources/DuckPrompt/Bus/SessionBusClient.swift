@@ -1,0 +1,106 @@
+import CSystemd
+import Glibc
+
+/// A client's connection to the session bus, for calls to other programs (MPRIS players,
+/// `Players/PlayerPauser.swift`), and the library's only caller of sd-bus besides
+/// `BusMessage.swift`. Used from one thread (sd-bus is not thread-safe): each prompt opens its
+/// own on its own thread. Every call has a timeout, so a player that does not answer costs at
+/// most that, never a hang.
+///
+/// sd-bus: `sd_bus_open_user` (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`),
+/// `sd_bus_message_new_method_call`, `sd_bus_call`, `sd_bus_flush_close_unref`.
+package final class SessionBusClient {
+    private let bus: OpaquePointer
+
+    /// Connects to the session bus.
+    /// - Throws: `DuckPromptError(.unavailable)` "no session bus (…)" when there is none (no
+    ///   address, no socket, refused).
+    package init() throws {
+        var opened: OpaquePointer? = nil
+        let r = sd_bus_open_user(&opened)
+        guard r >= 0, let opened else {
+            let address = Environment.value("DBUS_SESSION_BUS_ADDRESS")
+                ?? Environment.value("XDG_RUNTIME_DIR").map { "unix:path=\($0)/bus" } ?? "none"
+            throw DuckPromptError(.unavailable, "no session bus at \(address): \(String(cString: strerror(-r)))")
+        }
+        bus = opened
+    }
+
+    deinit { sd_bus_flush_close_unref(bus) }
+
+    /// One method call of `arguments`, answered within `timeoutMs`; `read` reads the reply.
+    /// - Throws: `DuckPromptError(.unavailable)` naming the method and the D-Bus error (or
+    ///   "timed out after N ms"); what `read` throws.
+    package func call<T>(_ destination: String, _ path: String, _ interface: String, _ member: String,
+                         _ arguments: [BusValue] = [], timeoutMs: Int,
+                         reading read: (BusReader) throws -> T) throws -> T {
+        try callMethod(on: bus, destination, path, interface, member, arguments, timeoutMs: timeoutMs, reading: read)
+    }
+
+    /// The names on the bus (`org.freedesktop.DBus.ListNames`).
+    package func listNames(timeoutMs: Int) throws -> [String] {
+        try call(Self.busDriver, Self.busPath, Self.busDriver, "ListNames", timeoutMs: timeoutMs) { try $0.readStrings() }
+    }
+
+    /// The process id of the connection that owns `name`
+    /// (`org.freedesktop.DBus.GetConnectionUnixProcessID`).
+    package func processID(of name: String, timeoutMs: Int) throws -> Int32 {
+        try call(Self.busDriver, Self.busPath, Self.busDriver, "GetConnectionUnixProcessID", [.string(name)],
+                 timeoutMs: timeoutMs) { Int32(bitPattern: try $0.readUInt32()) }
+    }
+
+    /// The unique name (`:1.42`) that owns `name` (`org.freedesktop.DBus.GetNameOwner`).
+    package func owner(of name: String, timeoutMs: Int) throws -> String {
+        try call(Self.busDriver, Self.busPath, Self.busDriver, "GetNameOwner", [.string(name)],
+                 timeoutMs: timeoutMs) { try $0.readString() }
+    }
+
+    /// Every property of `interface` on `destination`'s object `path`
+    /// (`org.freedesktop.DBus.Properties.GetAll`), as `BusReader.readProperties` keeps them.
+    package func properties(of destination: String, path: String, interface: String,
+                            timeoutMs: Int) throws -> [String: BusValue] {
+        try call(destination, path, Self.propertiesInterface, "GetAll", [.string(interface)],
+                 timeoutMs: timeoutMs) { try $0.readProperties() }
+    }
+
+    /// One property (`org.freedesktop.DBus.Properties.Get`); nil for a type not kept.
+    package func property(_ name: String, of destination: String, path: String, interface: String,
+                          timeoutMs: Int) throws -> BusValue? {
+        try call(destination, path, Self.propertiesInterface, "Get", [.string(interface), .string(name)],
+                 timeoutMs: timeoutMs) { try $0.readVariant() }
+    }
+
+    private static let busDriver = "org.freedesktop.DBus", busPath = "/org/freedesktop/DBus"
+    private static let propertiesInterface = "org.freedesktop.DBus.Properties"
+}
+
+/// One method call on `bus` of `arguments`, answered within `timeoutMs`; `read` reads the
+/// reply. The library's `SessionBusClient` and the bench's client of the service call it.
+/// sd-bus: `sd_bus_message_new_method_call`, `sd_bus_call`.
+/// - Throws: `DuckPromptError(.unavailable)` naming the method and the D-Bus error (or "no
+///   answer within N ms"); what `read` throws.
+package func callMethod<T>(on bus: OpaquePointer, _ destination: String, _ path: String, _ interface: String,
+                           _ member: String, _ arguments: [BusValue], timeoutMs: Int,
+                           reading read: (BusReader) throws -> T) throws -> T {
+    var message: OpaquePointer? = nil
+    try check(sd_bus_message_new_method_call(bus, &message, destination, path, interface, member), "making \(member)")
+    defer { sd_bus_message_unref(message) }
+    for argument in arguments { try BusWriter(message: message!).append(argument) }
+    var error = sd_bus_error()
+    defer { sd_bus_error_free(&error) }
+    var reply: OpaquePointer? = nil
+    let r = sd_bus_call(bus, message, UInt64(timeoutMs) * 1000, &error, &reply)
+    defer { sd_bus_message_unref(reply) }
+    guard r >= 0, let reply else {
+        let detail: String
+        if r == -ETIMEDOUT {
+            detail = "no answer within \(timeoutMs) ms"
+        } else if let name = error.name {
+            detail = String(cString: name) + (error.message.map { ": " + String(cString: $0) } ?? "")
+        } else {
+            detail = String(cString: strerror(-r))
+        }
+        throw DuckPromptError(.unavailable, "\(member) to \(destination): \(detail)")
+    }
+    return try read(BusReader(message: reply))
+}

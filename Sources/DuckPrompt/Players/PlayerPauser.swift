@@ -1,0 +1,188 @@
+import FoundationEssentials
+import Glibc
+
+/// Pauses the MPRIS players of one prompt and resumes them after it: finds the players whose
+/// streams play (by process id), asks `SpokenWordPolicy` which to pause, pauses them at the
+/// start of the attack and resumes them, rewound, when the duck is released. Used from the
+/// prompt's own thread only (its `SessionBusClient` is not thread-safe).
+///
+/// Never fails a prompt: no session bus, or a player that does not answer within
+/// `timeoutMs`, is one line in `warnings`, and its streams are ducked as any other.
+///
+/// D-Bus: `ListNames`, `GetNameOwner`, `GetConnectionUnixProcessID`; a player's
+/// `Properties.GetAll`, `Properties.Get("Position")`, `Pause`, `Seek`, `Play`.
+final class PlayerPauser {
+    /// How long one call may take before the player (or the bus) counts as not answering.
+    static let timeoutMs = 300
+
+    /// Players to pause at the attack (decided, not yet paused), then paused.
+    private(set) var toPause: [PausedPlayer] = []
+    /// Players this prompt holds paused: its own, and those a handed-over duck kept paused.
+    private(set) var paused: [PausedPlayer] = []
+    /// Sink-inputs kept off the duck: paused and ignored players' streams.
+    private(set) var excluded: Set<UInt32> = []
+    /// For `-v`: what was decided and done, one line each ("paused: …", "resumed: …").
+    private(set) var notes: [String] = []
+    /// For stderr whatever the verbosity: no session bus, a player that did not answer.
+    private(set) var warnings: [String] = []
+
+    private var bus: SessionBusClient?
+
+    /// Looks at the players whose process plays one of `inputs` (uncorked, with an
+    /// `application.process.id`) and decides what to do with each. Contacts the session bus
+    /// only when such a stream plays or `inherited` is not empty.
+    /// - Parameters:
+    ///   - inherited: players a handed-over duck keeps paused (`DuckJournal.players`).
+    init(inputs: [SinkInput], mode: PauseMode, rules: [PlayerRule], rewindMs: Int, inherited: [PausedPlayer]) {
+        paused = inherited
+        excluded = Set(inherited.flatMap(\.streams))
+        guard mode != .off else { return }
+        var byPID: [Int32: [SinkInput]] = [:]
+        for input in inputs where !input.corked && !DuckPlan.isOwn(input) {
+            guard let text = input.properties["application.process.id"], let pid = Int32(text), pid > 0 else { continue }
+            byPID[pid, default: []].append(input)
+        }
+        guard !byPID.isEmpty || !inherited.isEmpty else { return }
+        guard let bus = connect() else { return }
+        guard !byPID.isEmpty else { return }
+        let names: [String]
+        do {
+            names = try bus.listNames(timeoutMs: Self.timeoutMs).filter { $0.hasPrefix(MPRISPlayer.busNamePrefix) }.sorted()
+        } catch {
+            warnings.append("players not paused: \(Self.describe(error)); their streams are ducked")
+            return
+        }
+        for name in names {
+            guard let pid = try? bus.processID(of: name, timeoutMs: Self.timeoutMs), let streams = byPID[pid] else { continue }
+            let player: MPRISPlayer
+            do {
+                player = try read(name, pid: pid)
+            } catch {
+                warnings.append("player \(name) (pid \(pid)) not paused: \(Self.describe(error)); its stream is ducked")
+                continue
+            }
+            let decision = SpokenWordPolicy.decide(player, applicationNames: streams.compactMap { $0.properties["application.name"] },
+                                                   rules: rules, mode: mode)
+            let indices = streams.map(\.index).sorted()
+            switch decision.action {
+            case .pause:
+                toPause.append(PausedPlayer(player, pausedAt: Self.now(), rewindMs: rewindMs, streams: indices,
+                                            reason: decision.reason))
+                excluded.formUnion(indices)
+            case .ignore:
+                excluded.formUnion(indices)
+                notes.append("left alone: \(player.label): \(decision.reason)")
+            case .duck:
+                notes.append("ducked, not paused: \(player.label): \(decision.reason)")
+            }
+        }
+    }
+
+    /// Pauses every player decided on (`Pause`), and reads where each stopped (`Position`).
+    /// - Returns: the players that could not be paused (their streams are then not ducked
+    ///   either: the caller may duck them).
+    @discardableResult
+    func pauseAll() -> [PausedPlayer] {
+        guard let bus else { return [] }
+        var failed: [PausedPlayer] = []
+        for var player in toPause {
+            do {
+                try bus.call(player.busName, MPRISPlayer.objectPath, MPRISPlayer.playerInterface, "Pause",
+                             timeoutMs: Self.timeoutMs) { _ in }
+                player.pausedAt = Self.now()
+                if case .int64(let position)? = try? bus.property("Position", of: player.busName, path: MPRISPlayer.objectPath,
+                                                                  interface: MPRISPlayer.playerInterface, timeoutMs: Self.timeoutMs) {
+                    player.positionUs = position
+                }
+                paused.append(player)
+                notes.append("paused: \(player.label)\(player.positionUs.map { " at " + SpokenWordPolicy.seconds($0) } ?? ""): \(player.reason)")
+            } catch {
+                failed.append(player)
+                warnings.append("player \(player.label) not paused: \(Self.describe(error))")
+            }
+        }
+        toPause = []
+        excluded.subtract(failed.flatMap(\.streams))
+        return failed
+    }
+
+    /// Resumes every player this prompt holds paused that is still as it was left
+    /// (`SpokenWordPolicy.resume`): `Seek` back by its rewind, then `Play`. Called when the
+    /// duck is released (not when it is handed over: the next prompt resumes them).
+    func resumeAll() {
+        let players = paused
+        paused = []
+        guard !players.isEmpty, let bus = bus ?? connect() else { return }
+        for line in Self.resume(players, on: bus) { notes.append(line) }
+    }
+
+    /// Resumes `players` as a recovery or a prompt does: one line each for what was done.
+    /// - Parameter ageFrom: a recovery's clock (seconds since 1970): pauses older than
+    ///   `PausedPlayer.staleAfterSeconds` are left; nil for the prompt's own players.
+    static func resume(_ players: [PausedPlayer], on bus: SessionBusClient, ageFrom now: Double? = nil) -> [String] {
+        var lines: [String] = []
+        for player in players {
+            let current: MPRISPlayer?
+            if let owner = try? bus.owner(of: player.busName, timeoutMs: timeoutMs) {
+                var facts = MPRISPlayer(busName: player.busName, uniqueName: owner, pid: player.pid)
+                if let props = try? bus.properties(of: player.busName, path: MPRISPlayer.objectPath,
+                                                   interface: MPRISPlayer.playerInterface, timeoutMs: timeoutMs) {
+                    facts.read(root: [:], player: props)
+                }
+                current = facts
+            } else {
+                current = nil
+            }
+            switch SpokenWordPolicy.resume(player, now: current, ageSeconds: now.map { $0 - player.pausedAt }) {
+            case .leave(let why):
+                lines.append("not resumed: \(player.label): \(why)")
+            case .resume(let seekUs):
+                do {
+                    if seekUs != 0 {
+                        try bus.call(player.busName, MPRISPlayer.objectPath, MPRISPlayer.playerInterface, "Seek",
+                                     [.int64(seekUs)], timeoutMs: timeoutMs) { _ in }
+                    }
+                    try bus.call(player.busName, MPRISPlayer.objectPath, MPRISPlayer.playerInterface, "Play",
+                                 timeoutMs: timeoutMs) { _ in }
+                    let at = current?.positionUs.map { " at " + SpokenWordPolicy.seconds(max(0, $0 + seekUs)) } ?? ""
+                    lines.append("resumed: \(player.label)\(at) (rewound \(SpokenWordPolicy.seconds(-seekUs)))")
+                } catch {
+                    lines.append("could not resume \(player.label): \(Self.describe(error))")
+                }
+            }
+        }
+        return lines
+    }
+
+    /// Reads a player's facts: its owner and both interfaces' properties.
+    private func read(_ name: String, pid: Int32) throws -> MPRISPlayer {
+        guard let bus else { preconditionFailure("connected first") }
+        var player = MPRISPlayer(busName: name, uniqueName: try bus.owner(of: name, timeoutMs: Self.timeoutMs), pid: pid)
+        let props = try bus.properties(of: name, path: MPRISPlayer.objectPath, interface: MPRISPlayer.playerInterface,
+                                       timeoutMs: Self.timeoutMs)
+        let root = (try? bus.properties(of: name, path: MPRISPlayer.objectPath, interface: MPRISPlayer.rootInterface,
+                                        timeoutMs: Self.timeoutMs)) ?? [:]
+        player.read(root: root, player: props)
+        return player
+    }
+
+    private func connect() -> SessionBusClient? {
+        do {
+            bus = try SessionBusClient()
+        } catch {
+            warnings.append("players not paused: \(Self.describe(error)); their streams are ducked")
+        }
+        return bus
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        (error as? DuckPromptError)?.message ?? "\(error)"
+    }
+
+    /// Seconds since 1970 (`CLOCK_REALTIME`): a journal's clock, read by another process.
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
