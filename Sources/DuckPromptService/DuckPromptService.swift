@@ -271,6 +271,10 @@ public final class DuckPromptService: Sendable {
             let (word, message) = Self.describe(outcome)
             let record = lock.withLock { records.removeValue(forKey: id.value) }
             serviceLog("prompt \(id.value) (\(record?.name ?? "?")) from \(record?.owner ?? "?"): \(word)\(message.isEmpty ? "" : ": \(message)")")
+            // What became of the MPRIS players (paused, resumed), and what could not be reached.
+            if case .played(let report) = outcome {
+                for line in report.recoveryNotes + report.playerNotes { serviceLog("prompt \(id.value): \(line)") }
+            }
             bus.emit("PromptFinished", [.uint64(id.value), .string(word), .string(message)])
         }
     }
