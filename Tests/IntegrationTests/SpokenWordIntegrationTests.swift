@@ -1,0 +1,393 @@
+import Foundation
+import Testing
+
+/// Spoken word is paused, not ducked (issue 18): an MPRIS player on the session bus whose track
+/// is a podcast (genre `Podcast`) is paused while a prompt plays and resumed after it, rewound
+/// by 2 s; music in another player is ducked as before. The players are real mpv instances
+/// with mpv-mpris (0.7.1 owns `org.mpris.MediaPlayer2.mpv`, a second instance
+/// `org.mpris.MediaPlayer2.mpv.instance<PID>`; `xesam:genre` is a plain string there), found by
+/// their pid on the bus and among the sink-inputs (both are `application.name=mpv`).
+@Suite(.serialized)
+struct SpokenWordIntegrationTests {
+    typealias Rig = PlayIntegrationTests.Rig
+
+    /// A 60 s Ogg Vorbis track (sox, then oggenc) with a genre tag, or none.
+    static func track(genre: String?, hertz: Int) throws -> String {
+        let name = "spoken-\(genre ?? "untagged")-\(hertz)"
+        let ogg = TestAudio.directory.appendingPathComponent(name + ".ogg").path
+        if !FileManager.default.fileExists(atPath: ogg) {
+            let wav = try TestAudio.sine(name + ".wav", hertz: hertz, seconds: 60, gain: 0.3)
+            var args = ["oggenc", "-Q", "-t", "Episode \(name)", "-o", ogg]
+            if let genre { args += ["-G", genre] }
+            try run(args + [wav])
+        }
+        return ogg
+    }
+
+    fileprivate static func podcast() throws -> MPVPlayer { try MPVPlayer.start(try track(genre: "Podcast", hertz: 440)) }
+    fileprivate static func music() throws -> MPVPlayer { try MPVPlayer.start(try track(genre: "Rock", hertz: 300)) }
+
+    /// A speaker as the default sink, where mpv plays (as the other suites route their music).
+    static func rig() throws -> Rig {
+        let rig = Rig()
+        try Pactl.call("set-default-sink", try rig.speaker())
+        return rig
+    }
+
+    static func lines(_ text: String, startingWith prefix: String) -> [Substring] {
+        text.split(separator: "\n").filter { $0.hasPrefix(prefix) }
+    }
+
+    /// -20 dB of a pa_volume_t is x0.464 (cubic): the duck in dB from two raw volumes.
+    static func decibels(_ now: [Int], from original: [Int]) -> [Double] {
+        zip(now, original).map { 60 * log10(Double($0) / Double($1)) }
+    }
+
+    @Test("A podcast in mpv is paused (corked, volume untouched) during the prompt, then playing again rewound by 2 s")
+    func podcastPausedAndRewound() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop(); withExtendedLifetime(rig) {} }
+        // Past 2.5 s, so the rewind is 2 s whole (not clamped at the start of the track).
+        try podcast.waitPosition(atLeast: 2.5)
+        let original = try #require(try podcast.volume())
+
+        // --release-ms 0: the resume happens at the start of the release, so right before the
+        // exit; the position read just after the exit is the rewound one (± what plays meanwhile).
+        let prompt = try Background([duckpromptBinary, "play", "-v", "--release-ms", "0",
+                                     try DuckIntegrationTests.prompt(seconds: 1.5)], captureStderr: true)
+        let paused = try eventually(timeout: 3) { try podcast.status() == "Paused" }
+        #expect(paused, "the podcast was not paused: \(podcast.state)")
+        #expect(try eventually(timeout: 2) { try podcast.corked() == true }, "its stream is not corked")
+        Thread.sleep(forTimeInterval: 0.3)   // past the 200 ms attack: a duck would show by now
+        #expect(prompt.process.isRunning, "the prompt ended before it could be looked at")
+        #expect(try podcast.status() == "Paused")
+        #expect(try podcast.corked() == true)
+        #expect(try podcast.volume() == original, "the paused podcast was ducked as well")
+        let pausedAt = try podcast.positionSeconds()
+
+        let status = prompt.wait(timeout: timeLimit(10))
+        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 0, "\(stderr)")
+        #expect(try podcast.status() == "Playing", "not playing right after the prompt exited")
+        let resumedAt = try podcast.positionSeconds()
+        print("[\(TestServer.kind)] podcast paused at \(pausedAt) s, \(resumedAt) s right after the prompt")
+        #expect(abs(resumedAt - (pausedAt - 2)) <= 0.3, "paused at \(pausedAt) s, resumed at \(resumedAt) s")
+        #expect(try podcast.volume() == original)
+        #expect(Self.lines(stderr, startingWith: "duckprompt: paused: org.mpris.MediaPlayer2.").count == 1, "\(stderr)")
+        #expect(Self.lines(stderr, startingWith: "duckprompt: resumed: ").count == 1, "\(stderr)")
+    }
+
+    @Test("Podcast and Rock in two mpv at once: the podcast is paused, the music ducked 20 dB and never paused, back exactly")
+    func musicDuckedBesidePausedPodcast() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop() }
+        let music = try Self.music()
+        defer { music.stop(); withExtendedLifetime(rig) {} }
+        #expect(podcast.busName != music.busName)
+        #expect(podcast.busName.hasPrefix("org.mpris.MediaPlayer2.mpv"), "\(podcast.busName)")
+        #expect(music.busName.hasPrefix("org.mpris.MediaPlayer2.mpv"), "\(music.busName)")
+        let podcastVolume = try #require(try podcast.volume())
+        let musicVolume = try #require(try music.volume())
+
+        let prompt = try Background([duckpromptBinary, "play", "-v", try DuckIntegrationTests.prompt(seconds: 2)],
+                                    captureStderr: true)
+        // The duck first: a pause that never comes must not use up the prompt before it is seen.
+        let ducked = try eventually(timeout: 3) {
+            try music.volume().map { zip($0, musicVolume).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+        }
+        #expect(ducked, "the music was not ducked: \(music.state), from \(musicVolume)")
+        Thread.sleep(forTimeInterval: 0.4)   // past the attack: fully ducked
+        #expect(try eventually(timeout: 0.5) { try podcast.status() == "Paused" }, "the podcast was not paused")
+        let low = try #require(try music.volume())
+        let depth = Self.decibels(low, from: musicVolume)
+        print("[\(TestServer.kind)] music ducked \(depth) dB beside the paused podcast")
+        #expect(depth.allSatisfy { abs($0 + 20) <= 1 }, "music ducked \(depth) dB")
+        #expect(try podcast.volume() == podcastVolume, "the paused podcast was ducked as well")
+        var musicStates: Set<String> = []
+        let deadline = Date().addingTimeInterval(timeLimit(10))   // a hung prompt is killed below
+        while prompt.process.isRunning && Date() < deadline {
+            musicStates.insert(try music.status())
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let status = prompt.wait(timeout: timeLimit(10))
+        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 0, "\(stderr)")
+        musicStates.insert(try music.status())
+        #expect(musicStates == ["Playing"], "the music was not playing throughout: \(musicStates)")
+        #expect(try music.volume() == musicVolume, "the music is not back exactly")
+        #expect(try eventually(timeout: 1) { try podcast.status() == "Playing" }, "the podcast was not resumed")
+        #expect(try podcast.volume() == podcastVolume)
+        let paused = Self.lines(stderr, startingWith: "duckprompt: paused: ")
+        #expect(paused.count == 1 && paused[0].contains(podcast.busName), "\(stderr)")
+        let musicLines = stderr.split(separator: "\n").filter { $0.contains(music.busName) }
+        #expect(musicLines.count == 1 && musicLines[0].hasPrefix("duckprompt: ducked, not paused: "),
+                "-v names the music player once, as ducked: \(stderr)")
+    }
+
+    @Test("A podcast the user paused before the prompt stays paused after it, its position unchanged")
+    func userPausedStaysPaused() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop(); withExtendedLifetime(rig) {} }
+        try podcast.waitPosition(atLeast: 2.5)
+        try podcast.pause()
+        #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "Pause did not take")
+        let before = try podcast.positionSeconds()
+
+        let result = try run([duckpromptBinary, "play", "-v", "--release-ms", "0",
+                              try DuckIntegrationTests.prompt(seconds: 1.5)], check: false)
+        #expect(result.status == 0, "\(result.stderr)")
+        Thread.sleep(forTimeInterval: 0.3)   // a late Play would show by now
+        #expect(try podcast.status() == "Paused", "the user's pause was undone")
+        let after = try podcast.positionSeconds()
+        #expect(abs(after - before) <= 0.01, "position \(before) s before, \(after) s after")
+        #expect(Self.lines(result.stderr, startingWith: "duckprompt: paused: ").isEmpty, "\(result.stderr)")
+        #expect(Self.lines(result.stderr, startingWith: "duckprompt: resumed: ").isEmpty, "\(result.stderr)")
+    }
+
+    @Test("kill -9 mid-prompt leaves the podcast paused; duckprompt restore plays it again")
+    func killNineThenRestore() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop(); withExtendedLifetime(rig) {} }
+
+        let prompt = try Background([duckpromptBinary, "play", "-v", try DuckIntegrationTests.prompt(seconds: 3)],
+                                    captureStderr: true)
+        let paused = try eventually(timeout: 3) { try podcast.status() == "Paused" }
+        #expect(paused, "the podcast was not paused")
+        Thread.sleep(forTimeInterval: 0.3)
+        kill(prompt.process.processIdentifier, SIGKILL)
+        let status = prompt.wait(timeout: 5)
+        #expect(status == SIGKILL && prompt.process.terminationReason == .uncaughtSignal,
+                "the prompt did not die of SIGKILL: \(String(describing: status))")
+        if paused {
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(try podcast.status() == "Paused", "the kill left the podcast paused (as it must, to test recovery)")
+        }
+
+        let restore = try run([duckpromptBinary, "restore"], check: false)
+        #expect(restore.status == 0, "\(restore.stdout)\(restore.stderr)")
+        #expect(try eventually(timeout: 1) { try podcast.status() == "Playing" },
+                "not playing after restore: \(restore.stdout)\(restore.stderr)")
+    }
+
+    @Test("No session bus: the prompt plays, the podcast is ducked as a plain stream, one line names the session bus, no hang")
+    func noSessionBus() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop(); withExtendedLifetime(rig) {} }
+        let original = try #require(try podcast.volume())
+
+        let start = Date()
+        let prompt = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 1.5)],
+                                    environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"],
+                                    captureStderr: true)
+        let ducked = try eventually(timeout: 3) {
+            try podcast.volume().map { zip($0, original).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+        }
+        #expect(ducked, "the podcast stream was not ducked: \(podcast.state)")
+        #expect(try podcast.status() == "Playing")
+        // 1.5 s prompt, 200 ms attack, 500 ms release: a hang on the bus would show.
+        let status = prompt.wait(timeout: timeLimit(10))
+        let seconds = Date().timeIntervalSince(start)
+        let output = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 0, "\(output)")
+        #expect(seconds < timeLimit(5), "took \(seconds) s")
+        let busLines = output.split(separator: "\n").filter { $0.contains("session bus") }
+        #expect(busLines.count == 1, "\(output)")
+        #expect(try podcast.volume() == original, "not back exactly")
+        #expect(try podcast.status() == "Playing")
+    }
+
+    @Test("--no-pause: the podcast is ducked like music, never paused")
+    func noPause() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop(); withExtendedLifetime(rig) {} }
+        let original = try #require(try podcast.volume())
+
+        let prompt = try Background([duckpromptBinary, "play", "-v", "--no-pause",
+                                     try DuckIntegrationTests.prompt(seconds: 1.5)], captureStderr: true)
+        let ducked = try eventually(timeout: 3) {
+            try podcast.volume().map { zip($0, original).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+        }
+        #expect(ducked, "the podcast was not ducked: \(podcast.state)")
+        var states: Set<String> = []
+        let deadline = Date().addingTimeInterval(timeLimit(10))   // a hung prompt is killed below
+        while prompt.process.isRunning && Date() < deadline {
+            states.insert(try podcast.status())
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let status = prompt.wait(timeout: timeLimit(10))
+        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 0, "\(stderr)")
+        states.insert(try podcast.status())
+        #expect(states == ["Playing"], "the podcast was not playing throughout: \(states)")
+        #expect(try podcast.volume() == original, "not back exactly")
+        #expect(Self.lines(stderr, startingWith: "duckprompt: paused: ").isEmpty, "\(stderr)")
+    }
+
+    @Test("--duck-mode pause: the music is paused too, and both players resumed after")
+    func duckModePause() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop() }
+        let music = try Self.music()
+        defer { music.stop(); withExtendedLifetime(rig) {} }
+        let musicVolume = try #require(try music.volume())
+
+        let prompt = try Background([duckpromptBinary, "play", "-v", "--duck-mode", "pause",
+                                     try DuckIntegrationTests.prompt(seconds: 2)], captureStderr: true)
+        let musicPaused = try eventually(timeout: 3) { try music.status() == "Paused" }
+        #expect(musicPaused, "the music was not paused: \(music.state)")
+        #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "the podcast was not paused")
+        if musicPaused {
+            #expect(try eventually(timeout: 2) { try music.corked() == true }, "the music's stream is not corked")
+        }
+        let status = prompt.wait(timeout: timeLimit(10))
+        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 0, "\(stderr)")
+        #expect(try eventually(timeout: 1) { try music.status() == "Playing" }, "the music was not resumed")
+        #expect(try eventually(timeout: 1) { try podcast.status() == "Playing" }, "the podcast was not resumed")
+        #expect(try music.volume() == musicVolume)
+        #expect(Self.lines(stderr, startingWith: "duckprompt: paused: org.mpris.MediaPlayer2.").count == 2, "\(stderr)")
+        #expect(Self.lines(stderr, startingWith: "duckprompt: resumed: ").count == 2, "\(stderr)")
+    }
+}
+
+/// An mpv playing one file through PulseAudio, with its MPRIS name (mpv-mpris) and its stream.
+/// `stop()` it exactly once (a `defer` right after `start`).
+private struct MPVPlayer {
+    let process: Background
+    let busName: String
+    var pid: Int32 { process.process.processIdentifier }
+
+    /// Starts mpv; waits until its MPRIS name is on the bus, it reports Playing and its
+    /// sink-input exists, uncorked. Killed if any of that does not come.
+    static func start(_ file: String) throws -> MPVPlayer {
+        let background = try Background(["mpv", "--no-video", "--ao=pulse", "--no-terminal", "--really-quiet",
+                                         "--idle=no", "--loop-file=no", file])
+        let pid = background.process.processIdentifier
+        do {
+            var name: String?
+            _ = try eventually(timeout: 10) {
+                name = try busName(ofPid: pid)
+                return name != nil || !background.process.isRunning
+            }
+            guard let name else { throw TestFailure("mpv \(pid) (\(file)) has no MPRIS name on the bus") }
+            let player = MPVPlayer(process: background, busName: name)
+            guard try eventually(timeout: 10, { try player.status() == "Playing" && player.corked() == false }) else {
+                throw TestFailure("mpv \(pid) on \(name) did not start playing: \(player.state)")
+            }
+            return player
+        } catch {
+            background.stop()
+            throw error
+        }
+    }
+
+    /// SIGKILL: its bus name and stream go with its connections.
+    func stop() { process.stop() }
+
+    // MARK: MPRIS through gdbus
+
+    static func gdbus(_ args: [String]) throws -> String {
+        try run(["gdbus", "call", "--session", "--timeout", "5"] + args).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func busCall(_ method: String, _ args: String...) throws -> String {
+        try gdbus(["-d", "org.freedesktop.DBus", "-o", "/org/freedesktop/DBus", "-m", "org.freedesktop.DBus." + method]
+                  + args)
+    }
+
+    /// The `org.mpris.MediaPlayer2.*` name owned by `pid`'s connection, if any.
+    static func busName(ofPid pid: Int32) throws -> String? {
+        // (['org.freedesktop.DBus', ':1.3', 'org.mpris.MediaPlayer2.mpv', ...],)
+        let names = quoted(try busCall("ListNames")).filter { $0.hasPrefix("org.mpris.MediaPlayer2.") }
+        for name in names {
+            // (uint32 6813,)  (a name may leave meanwhile: not ours then)
+            guard let reply = try? busCall("GetConnectionUnixProcessID", name) else { continue }
+            if number(after: "uint32 ", in: reply) == Double(pid) { return name }
+        }
+        return nil
+    }
+
+    private func property(_ name: String) throws -> String {
+        try Self.gdbus(["-d", busName, "-o", "/org/mpris/MediaPlayer2", "-m", "org.freedesktop.DBus.Properties.Get",
+                        "org.mpris.MediaPlayer2.Player", name])
+    }
+
+    /// `Playing`, `Paused` or `Stopped`, from `(<'Paused'>,)`.
+    func status() throws -> String {
+        let reply = try property("PlaybackStatus")
+        guard let status = Self.quoted(reply).first else { throw TestFailure("PlaybackStatus: \(reply)") }
+        return status
+    }
+
+    /// `Position` in seconds, from `(<int64 1357404>,)` (µs).
+    func positionSeconds() throws -> Double {
+        let reply = try property("Position")
+        guard let us = Self.number(after: "int64 ", in: reply) else { throw TestFailure("Position: \(reply)") }
+        return us / 1_000_000
+    }
+
+    func waitPosition(atLeast seconds: Double) throws {
+        guard try eventually(timeout: seconds + 10, { try positionSeconds() >= seconds }) else {
+            throw TestFailure("mpv on \(busName) did not reach \(seconds) s: \(state)")
+        }
+    }
+
+    func pause() throws {
+        _ = try Self.gdbus(["-d", busName, "-o", "/org/mpris/MediaPlayer2", "-m", "org.mpris.MediaPlayer2.Player.Pause"])
+    }
+
+    /// Status, position, stream corked and volume, for failure messages.
+    var state: String {
+        let status = (try? status()) ?? "?", position = (try? positionSeconds()).map { "\($0) s" } ?? "?"
+        let corked = (try? corked()).map { "\(String(describing: $0))" } ?? "?"
+        let volume = (try? volume()).map { "\(String(describing: $0))" } ?? "?"
+        return "\(status) at \(position), corked \(corked), volume \(volume)"
+    }
+
+    // MARK: Its stream (the sink-input whose application.process.id is mpv's pid)
+
+    private func sinkInput() throws -> [String: Any]? {
+        try Pactl.sinkInputs().first {
+            ($0["properties"] as? [String: Any])?["application.process.id"] as? String == "\(pid)"
+        }
+    }
+
+    func corked() throws -> Bool? { try sinkInput()?["corked"] as? Bool }
+
+    /// Raw per-channel volume values, in channel-map order.
+    func volume() throws -> [Int]? {
+        guard let input = try sinkInput() else { return nil }
+        let volume = input["volume"] as? [String: [String: Any]] ?? [:]
+        let map = (input["channel_map"] as? String)?.split(separator: ",").map(String.init) ?? Array(volume.keys).sorted()
+        return map.compactMap { volume[$0]?["value"] as? Int }
+    }
+
+    // MARK: gdbus output
+
+    /// The single-quoted strings of a gdbus reply.
+    static func quoted(_ reply: String) -> [String] {
+        reply.split(separator: "'", omittingEmptySubsequences: false).enumerated()
+            .filter { $0.offset % 2 == 1 }.map { String($0.element) }
+    }
+
+    /// The number after `prefix` (`int64 `, `uint32 `).
+    static func number(after prefix: String, in reply: String) -> Double? {
+        guard let range = reply.range(of: prefix) else { return nil }
+        return Double(reply[range.upperBound...].prefix { $0.isNumber || $0 == "-" })
+    }
+}
