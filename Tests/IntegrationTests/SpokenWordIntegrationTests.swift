@@ -107,12 +107,7 @@ struct SpokenWordIntegrationTests {
         print("[\(TestServer.kind)] music ducked \(depth) dB beside the paused podcast")
         #expect(depth.allSatisfy { abs($0 + 20) <= 1 }, "music ducked \(depth) dB")
         #expect(try podcast.volume() == podcastVolume, "the paused podcast was ducked as well")
-        var musicStates: Set<String> = []
-        let deadline = Date().addingTimeInterval(timeLimit(10))   // a hung prompt is killed below
-        while prompt.process.isRunning && Date() < deadline {
-            musicStates.insert(try music.status())
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        var musicStates = try music.statuses(while: prompt)
         let status = prompt.wait(timeout: timeLimit(10))
         let stderr = String(decoding: prompt.bytes, as: UTF8.self)
         #expect(status == 0, "\(stderr)")
@@ -220,12 +215,7 @@ struct SpokenWordIntegrationTests {
             try podcast.volume().map { zip($0, original).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
         }
         #expect(ducked, "the podcast was not ducked: \(podcast.state)")
-        var states: Set<String> = []
-        let deadline = Date().addingTimeInterval(timeLimit(10))   // a hung prompt is killed below
-        while prompt.process.isRunning && Date() < deadline {
-            states.insert(try podcast.status())
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        var states = try podcast.statuses(while: prompt)
         let status = prompt.wait(timeout: timeLimit(10))
         let stderr = String(decoding: prompt.bytes, as: UTF8.self)
         #expect(status == 0, "\(stderr)")
@@ -261,6 +251,99 @@ struct SpokenWordIntegrationTests {
         #expect(try music.volume() == musicVolume)
         #expect(Self.lines(stderr, startingWith: "duckprompt: paused: org.mpris.MediaPlayer2.").count == 2, "\(stderr)")
         #expect(Self.lines(stderr, startingWith: "duckprompt: resumed: ").count == 2, "\(stderr)")
+    }
+
+    @Test("The user moves the paused podcast during the prompt (Seek +5 s): it is left paused where the user put it, not resumed")
+    func userMovedIsLeftAlone() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop(); withExtendedLifetime(rig) {} }
+        try podcast.waitPosition(atLeast: 2.5)
+
+        let prompt = try Background([duckpromptBinary, "play", "-v", "--release-ms", "0",
+                                     try DuckIntegrationTests.prompt(seconds: 1.5)], captureStderr: true)
+        #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "the podcast was not paused")
+        Thread.sleep(forTimeInterval: 0.2)
+        let pausedAt = try podcast.positionSeconds()
+        try podcast.seek(bySeconds: 5)
+        #expect(try eventually(timeout: 1) { try podcast.positionSeconds() > pausedAt + 4 }, "the seek did not take")
+        let moved = try podcast.positionSeconds()
+        let status = prompt.wait(timeout: timeLimit(10))
+        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 0, "\(stderr)")
+        Thread.sleep(forTimeInterval: 0.3)   // a late Play would show by now
+        #expect(try podcast.status() == "Paused", "resumed after the user moved it: \(stderr)")
+        #expect(abs(try podcast.positionSeconds() - moved) <= 0.01, "not where the user put it")
+        #expect(Self.lines(stderr, startingWith: "duckprompt: resumed: ").isEmpty, "\(stderr)")
+        #expect(Self.lines(stderr, startingWith: "duckprompt: not resumed: ").first?.contains("it was moved") == true,
+                "\(stderr)")
+    }
+
+    @Test("Back to back: three prompts queued at once keep the podcast paused between them; it is resumed once, after the last, 2 s before where it was first paused")
+    func handoverKeepsPaused() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop(); withExtendedLifetime(rig) {} }
+        try podcast.waitPosition(atLeast: 2.5)
+
+        let file = try DuckIntegrationTests.prompt(seconds: 0.8)
+        let prompts = try (0..<3).map { _ in
+            try Background([duckpromptBinary, "play", "-v", "--release-ms", "0", file], captureStderr: true)
+        }
+        #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "the podcast was not paused")
+        let pausedAt = try podcast.positionSeconds()
+        // Between the prompts (each hands the duck to the next) it must never play.
+        var states: Set<String> = []
+        let deadline = Date().addingTimeInterval(timeLimit(15))
+        while prompts.contains(where: { $0.process.isRunning }) && Date() < deadline {
+            states.insert(try podcast.status())
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let outputs = prompts.map { ($0.wait(timeout: timeLimit(10)), String(decoding: $0.bytes, as: UTF8.self)) }
+        for (status, stderr) in outputs { #expect(status == 0, "\(stderr)") }
+        #expect(states == ["Paused"], "the podcast played between the prompts: \(states)")
+        #expect(try eventually(timeout: 1) { try podcast.status() == "Playing" }, "not resumed after the last prompt")
+        let resumedAt = try podcast.positionSeconds()
+        print("[\(TestServer.kind)] podcast paused at \(pausedAt) s through three prompts, \(resumedAt) s after the last")
+        #expect(abs(resumedAt - (pausedAt - 2)) <= 0.3, "paused at \(pausedAt) s, resumed at \(resumedAt) s")
+        let all = outputs.map(\.1).joined()
+        #expect(Self.lines(all, startingWith: "duckprompt: paused: ").count == 1, "paused once: \(all)")
+        #expect(Self.lines(all, startingWith: "duckprompt: resumed: ").count == 1, "resumed once: \(all)")
+    }
+
+    @Test("The D-Bus service: Play pauses the podcast and resumes it; Play with no-pause true ducks it; its log names the player")
+    func service() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop(); withExtendedLifetime(rig) {} }
+        let original = try #require(try podcast.volume())
+        // Stopped below; a failure before that leaves it to the Service's deinit.
+        let service = try ServiceIntegrationTests.Service()
+        let file = try DuckIntegrationTests.prompt(seconds: 1.5)
+
+        let first = try ServiceIntegrationTests.Service.id(service.call("Play", "['\(file)']", "{}"))
+        #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "Play did not pause the podcast")
+        #expect(try podcast.volume() == original, "the paused podcast was ducked as well")
+        #expect(try service.finished(first).contains("played"))
+        #expect(try eventually(timeout: 1) { try podcast.status() == "Playing" }, "not resumed after PromptFinished")
+
+        let second = try ServiceIntegrationTests.Service.id(
+            service.call("Play", "['\(file)']", "{'no-pause': <true>}"))
+        let ducked = try eventually(timeout: 3) {
+            try podcast.volume().map { zip($0, original).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+        }
+        #expect(ducked, "no-pause did not duck the podcast: \(podcast.state)")
+        #expect(try podcast.status() == "Playing", "no-pause paused it")
+        #expect(try service.finished(second).contains("played"))
+        #expect(try podcast.volume() == original, "not back exactly")
+        _ = service.stop()
+        let log = String(decoding: service.process.bytes, as: UTF8.self)
+        #expect(log.contains("prompt \(first): paused: \(podcast.busName)"), "\(log)")
+        #expect(log.contains("prompt \(first): resumed: \(podcast.busName)"), "\(log)")
+        #expect(!log.contains("prompt \(second): paused:"), "\(log)")
     }
 }
 
@@ -345,6 +428,24 @@ private struct MPVPlayer {
         guard try eventually(timeout: seconds + 10, { try positionSeconds() >= seconds }) else {
             throw TestFailure("mpv on \(busName) did not reach \(seconds) s: \(state)")
         }
+    }
+
+    /// Every `PlaybackStatus` seen every 50 ms while `prompt` runs (at most `timeLimit(10)`:
+    /// a hung prompt is killed by the caller's wait).
+    func statuses(while prompt: Background) throws -> Set<String> {
+        var states: Set<String> = []
+        let deadline = Date().addingTimeInterval(timeLimit(10))
+        while prompt.process.isRunning && Date() < deadline {
+            states.insert(try status())
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return states
+    }
+
+    /// `Seek(offset)`, µs: as a user's seek.
+    func seek(bySeconds seconds: Double) throws {
+        _ = try Self.gdbus(["-d", busName, "-o", "/org/mpris/MediaPlayer2", "-m", "org.mpris.MediaPlayer2.Player.Seek",
+                            "--", "\(Int64(seconds * 1_000_000))"])
     }
 
     func pause() throws {
