@@ -173,7 +173,9 @@ enum Help {
 
     Every duckprompt command does this in passing; restore does it explicitly, waiting for a
     playing prompt first. Streams still at a level the dead prompt's duck wrote go back to their
-    own volume; saved volumes it left ducked are repaired; its journal is removed.
+    own volume; saved volumes it left ducked are repaired; the MPRIS players it paused (a podcast)
+    are played again, if they are still paused as it left them and it paused them at most 120 s
+    ago; its journal is removed.
 
     A journal is removed only once every volume it names was confirmed restored. When its
     server does not answer (it died, is restarting or is stopped), the journal is kept and

@@ -44,6 +44,7 @@ enum Recovery {
                 do {
                     bus = try bus ?? SessionBusClient()
                     outcome.notes += PlayerPauser.resume(journal.players, on: bus!, ageFrom: PlayerPauser.now())
+                        .map { "a player paused by duckprompt (pid \(journal.pid)), which died mid-prompt: \($0)" }
                 } catch {
                     outcome.notes.append("could not resume the players paused by duckprompt (pid \(journal.pid)): "
                         + ((error as? DuckPromptError)?.message ?? "\(error)"))

@@ -79,12 +79,10 @@ final class PlayerPauser {
     }
 
     /// Pauses every player decided on (`Pause`), and reads where each stopped (`Position`).
-    /// - Returns: the players that could not be paused (their streams are then not ducked
-    ///   either: the caller may duck them).
-    @discardableResult
-    func pauseAll() -> [PausedPlayer] {
-        guard let bus else { return [] }
-        var failed: [PausedPlayer] = []
+    /// A player that refuses, or does not answer, is named in `warnings`; its stream, kept off
+    /// the duck when it was planned, plays on at its own volume.
+    func pauseAll() {
+        guard let bus else { return }
         for var player in toPause {
             do {
                 try bus.call(player.busName, MPRISPlayer.objectPath, MPRISPlayer.playerInterface, "Pause",
@@ -97,13 +95,10 @@ final class PlayerPauser {
                 paused.append(player)
                 notes.append("paused: \(player.label)\(player.positionUs.map { " at " + SpokenWordPolicy.seconds($0) } ?? ""): \(player.reason)")
             } catch {
-                failed.append(player)
-                warnings.append("player \(player.label) not paused: \(Self.describe(error))")
+                warnings.append("player \(player.label) not paused: \(Self.describe(error)); its stream plays on, not ducked")
             }
         }
         toPause = []
-        excluded.subtract(failed.flatMap(\.streams))
-        return failed
     }
 
     /// Resumes every player this prompt holds paused that is still as it was left

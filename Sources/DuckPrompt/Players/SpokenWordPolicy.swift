@@ -53,8 +53,6 @@ public enum SpokenWordPolicy {
         ("org.kde.kasts", "Kasts, a podcast player"),
         ("com.github.geigi.cozy", "Cozy, an audiobook player"),
         ("com.github.needleandthread.vocal", "Vocal, a podcast player"),
-        ("com.github.johnfactotum.Foliate", "Foliate, which reads books aloud"),
-        ("io.github.nokse22.ultimate-audiobooks", "an audiobook player"),
         ("Podcasts", "GNOME Podcasts"),
         ("Cozy", "Cozy, an audiobook player"),
         ("Kasts", "Kasts, a podcast player"),
