@@ -43,6 +43,8 @@ final class PlayerPauser {
             byPID[pid, default: []].append(input)
         }
         guard !byPID.isEmpty || !inherited.isEmpty else { return }
+        DebugTrace.write("players: \(byPID.count) playing process(es), \(inherited.count) inherited; asking the session bus")
+        defer { DebugTrace.write("players: \(toPause.count) to pause, \(excluded.count) stream(s) off the duck") }
         guard let bus = connect() else { return }
         guard !byPID.isEmpty else { return }
         let names: [String]
