@@ -170,6 +170,7 @@ struct SpokenWordPolicyTests {
             (#"{"players": {"match": "x"}}"#, "'players' must be an array of rules"),
             (#"{"players": [{"match": "x", "action": "stop"}]}"#, "'players' entry 1: action 'stop' is not one of pause, duck, ignore"),
             (#"{"players": [{"action": "pause"}]}"#, "'players' entry 1 needs 'match'"),
+            (#"{"players": [{"match": " ", "action": "pause"}]}"#, "'players' entry 1: 'match' is empty"),
             (#"{"players": [{"match": "x", "action": "pause", "when": 1}]}"#, "'players' entry 1: unknown key 'when'"),
             (#"{"rewind_ms": 70000}"#, "'rewind_ms' must be between 0 and 60000 ms, not 70000"),
         ]

@@ -295,8 +295,11 @@ public struct DuckPromptConfig: Sendable, Equatable {
             for key in rule.keys.sorted() where key != "match" && key != "action" {
                 throw fail("'players' entry \(n): unknown key '\(key)'; a rule holds 'match' and 'action'")
             }
-            guard let match = rule["match"]?.string, !match.trimmingSpaces().isEmpty else {
+            guard let match = rule["match"]?.string else {
                 throw fail("'players' entry \(n) needs 'match': a pattern of a player's MPRIS Identity, DesktopEntry or application.name")
+            }
+            guard !match.trimmingSpaces().isEmpty else {
+                throw fail("'players' entry \(n): 'match' is empty: give a pattern such as \"gPodder\" or \"*podcast*\"")
             }
             guard let word = rule["action"]?.string else {
                 throw fail("'players' entry \(n) needs 'action': one of \(actions)")

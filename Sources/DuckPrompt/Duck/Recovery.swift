@@ -16,6 +16,9 @@ enum Recovery {
         /// Files in the journal directory that are not usable journals (refused, garbled,
         /// links), each reported once.
         var problems: [JournalProblem] = []
+        /// Players dead prompts paused, still paused as they left them: taken over by the
+        /// prompt that recovers (`adoptPlayers`), which resumes them at its release.
+        var players: [PausedPlayer] = []
 
         /// The notes, then one line per problem, for a command that reports them in passing.
         var lines: [String] { notes + problems.map { "journal \($0)" } }
@@ -27,7 +30,10 @@ enum Recovery {
     /// kept for the next try. Call while holding the `RuntimeLock`, so that no two processes
     /// restore the same journal.
     /// - Parameter includingOwn: also this process's own kept journal (`JournalStore.orphans`).
-    static func recoverOrphans(store: JournalStore, server: ServerOptions, includingOwn: Bool = false) -> Outcome {
+    /// - Parameter adoptPlayers: a prompt about to play takes the dead prompts' paused players
+    ///   over (`Outcome.players`) rather than resuming them (`PlayerPauser.adoptable`).
+    static func recoverOrphans(store: JournalStore, server: ServerOptions, includingOwn: Bool = false,
+                               adoptPlayers: Bool = false) -> Outcome {
         var outcome = Outcome()
         let orphans: [(path: String, journal: DuckJournal)]
         do {
@@ -43,7 +49,15 @@ enum Recovery {
             if !journal.players.isEmpty {
                 do {
                     bus = try bus ?? SessionBusClient()
-                    outcome.notes += PlayerPauser.resume(journal.players, on: bus!, ageFrom: PlayerPauser.now())
+                    let lines: PlayerPauser.Lines
+                    if adoptPlayers {
+                        let adopted: [PausedPlayer]
+                        (adopted, lines) = PlayerPauser.adoptable(journal.players, on: bus!, ageFrom: PlayerPauser.now())
+                        outcome.players += adopted
+                    } else {
+                        lines = PlayerPauser.resume(journal.players, on: bus!, ageFrom: PlayerPauser.now())
+                    }
+                    outcome.notes += (lines.warnings + lines.notes)
                         .map { "a player paused by duckprompt (pid \(journal.pid)), which died mid-prompt: \($0)" }
                 } catch {
                     outcome.notes.append("could not resume the players paused by duckprompt (pid \(journal.pid)): "

@@ -105,34 +105,41 @@ final class PlayerPauser {
 
     /// Resumes every player this prompt holds paused that is still as it was left
     /// (`SpokenWordPolicy.resume`): `Seek` back by its rewind, then `Play`. Called when the
-    /// duck is released (not when it is handed over: the next prompt resumes them).
+    /// duck is released, and when the prompt ends without a release (a route that failed after
+    /// a dead prompt's players were adopted); not when the duck is handed over (the next prompt
+    /// resumes them). A player that does not answer is a line in `warnings`.
     func resumeAll() {
         let players = paused
         paused = []
         guard !players.isEmpty, let bus = bus ?? connect() else { return }
-        for line in Self.resume(players, on: bus) { notes.append(line) }
+        let outcome = Self.resume(players, on: bus)
+        notes += outcome.notes
+        warnings += outcome.warnings
+    }
+
+    /// What a resume or an adoption found: lines for `-v` (what was done or left, and why), and
+    /// for stderr whatever the verbosity (a player that did not answer).
+    struct Lines {
+        var notes: [String] = []
+        var warnings: [String] = []
     }
 
     /// Resumes `players` as a recovery or a prompt does: one line each for what was done.
     /// - Parameter ageFrom: a recovery's clock (seconds since 1970): pauses older than
     ///   `PausedPlayer.staleAfterSeconds` are left; nil for the prompt's own players.
-    static func resume(_ players: [PausedPlayer], on bus: SessionBusClient, ageFrom now: Double? = nil) -> [String] {
-        var lines: [String] = []
+    static func resume(_ players: [PausedPlayer], on bus: SessionBusClient, ageFrom now: Double? = nil) -> Lines {
+        var lines = Lines()
         for player in players {
             let current: MPRISPlayer?
-            if let owner = try? bus.owner(of: player.busName, timeoutMs: timeoutMs) {
-                var facts = MPRISPlayer(busName: player.busName, uniqueName: owner, pid: player.pid)
-                if let props = try? bus.properties(of: player.busName, path: MPRISPlayer.objectPath,
-                                                   interface: MPRISPlayer.playerInterface, timeoutMs: timeoutMs) {
-                    facts.read(root: [:], player: props)
-                }
-                current = facts
-            } else {
-                current = nil
+            do {
+                current = try look(at: player, on: bus)
+            } catch {
+                lines.warnings.append("could not resume \(player.label): \(Self.describe(error))")
+                continue
             }
             switch SpokenWordPolicy.resume(player, now: current, ageSeconds: now.map { $0 - player.pausedAt }) {
             case .leave(let why):
-                lines.append("not resumed: \(player.label): \(why)")
+                lines.notes.append("not resumed: \(player.label): \(why)")
             case .resume(let seekUs):
                 do {
                     if seekUs != 0 {
@@ -142,13 +149,44 @@ final class PlayerPauser {
                     try bus.call(player.busName, MPRISPlayer.objectPath, MPRISPlayer.playerInterface, "Play",
                                  timeoutMs: timeoutMs) { _ in }
                     let at = current?.positionUs.map { " at " + SpokenWordPolicy.seconds(max(0, $0 + seekUs)) } ?? ""
-                    lines.append("resumed: \(player.label)\(at) (rewound \(SpokenWordPolicy.seconds(-seekUs)))")
+                    lines.notes.append("resumed: \(player.label)\(at) (rewound \(SpokenWordPolicy.seconds(-seekUs)))")
                 } catch {
-                    lines.append("could not resume \(player.label): \(Self.describe(error))")
+                    lines.warnings.append("could not resume \(player.label): \(Self.describe(error))")
                 }
             }
         }
         return lines
+    }
+
+    /// A dead prompt's players that the prompt about to play takes over, as a handed-over duck's
+    /// (kept paused, resumed at its release): those `SpokenWordPolicy.resume` would resume now.
+    /// Resuming them first would have the new prompt find them corked, then duck them as they
+    /// start again.
+    static func adoptable(_ players: [PausedPlayer], on bus: SessionBusClient, ageFrom now: Double) -> ([PausedPlayer], Lines) {
+        var adopted: [PausedPlayer] = []
+        var lines = Lines()
+        for player in players {
+            do {
+                let current = try look(at: player, on: bus)
+                switch SpokenWordPolicy.resume(player, now: current, ageSeconds: now - player.pausedAt) {
+                case .leave(let why): lines.notes.append("not resumed: \(player.label): \(why)")
+                case .resume: adopted.append(player)
+                }
+            } catch {
+                lines.warnings.append("could not resume \(player.label): \(Self.describe(error))")
+            }
+        }
+        return (adopted, lines)
+    }
+
+    /// What a paused player's bus name shows now: nil when no one owns it.
+    /// - Throws: `DuckPromptError(.unavailable)` when its owner does not answer `GetAll`.
+    private static func look(at player: PausedPlayer, on bus: SessionBusClient) throws -> MPRISPlayer? {
+        guard let owner = try? bus.owner(of: player.busName, timeoutMs: timeoutMs) else { return nil }
+        var facts = MPRISPlayer(busName: player.busName, uniqueName: owner, pid: player.pid)
+        facts.read(root: [:], player: try bus.properties(of: player.busName, path: MPRISPlayer.objectPath,
+                                                         interface: MPRISPlayer.playerInterface, timeoutMs: timeoutMs))
+        return facts
     }
 
     /// Reads a player's facts: its owner and both interfaces' properties.

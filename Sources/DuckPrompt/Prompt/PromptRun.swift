@@ -65,6 +65,10 @@ final class PromptRun {
     /// The MPRIS players this prompt pauses (spoken word), and those a handed-over duck kept
     /// paused; nil until routed.
     private var pauser: PlayerPauser?
+    /// Players dead prompts left paused, taken over at the turn (resumed at this release).
+    private var adopted: [PausedPlayer] = []
+    /// The duck was handed to the next prompt, and with it the paused players.
+    private var handedOver = false
     private var depth = 0.0
     private var preRoll = 0
     /// Consecutive sources of one format play as one gapless stream (`PromptSequence`); the
@@ -112,6 +116,15 @@ final class PromptRun {
 
     /// Releases the streams, the locks and the queue entry, in that order.
     func close() {
+        // Paused players are never left behind by a prompt that did not hand them over (one
+        // that failed before its release, or whose route failed after it adopted some).
+        if !handedOver {
+            if let pauser {
+                pauser.resumeAll()
+            } else if !adopted.isEmpty, let bus = try? SessionBusClient() {
+                _ = PlayerPauser.resume(adopted, on: bus)
+            }
+        }
         for stream in streams { stream.close() }
         streams.removeAll()
         if holdsMirror { connection.holdMirrorInputs(false) }
@@ -190,7 +203,9 @@ final class PromptRun {
         case .handOver:
             guard let store, let ticket, let lock else { return .handedOver(false) }
             switch handOver(duck, store: store, ticket: ticket, lock: lock) {
-            case .handedOver: return .handedOver(true)
+            case .handedOver:
+                handedOver = true
+                return .handedOver(true)
             case .reclaimed(let again):
                 reclaimed = again
                 return .handedOver(false)
@@ -287,7 +302,10 @@ final class PromptRun {
         watcher = StopWatcher(ticket: ticket, control: control)
         // Also this process's own journal, kept by an earlier prompt of a held `Prompter`
         // whose server went away: the lock is ours, so no prompt of ours is mid-duck.
-        notes = Recovery.recoverOrphans(store: store, server: server, includingOwn: true).lines
+        // Their paused players this prompt takes over, as a handed-over duck's.
+        let recovered = Recovery.recoverOrphans(store: store, server: server, includingOwn: true, adoptPlayers: true)
+        notes = recovered.lines
+        adopted = recovered.players
         // Only a duck on this same server can be taken over (another is left for its owner,
         // or restored once its owner is gone).
         let runtimeDir = Environment.value("XDG_RUNTIME_DIR")
@@ -316,7 +334,7 @@ final class PromptRun {
         }
         // Spoken word is paused, not ducked: its players' streams stay off the duck.
         let pauser = PlayerPauser(inputs: snapshot.sinkInputs, mode: options.pauseMode, rules: options.config.players,
-                                  rewindMs: options.rewindMs, inherited: handed?.players ?? [])
+                                  rewindMs: options.rewindMs, inherited: (handed?.players ?? []) + adopted)
         self.pauser = pauser
         var plan = DuckPlan(inputs: snapshot.sinkInputs, depth: depth, exemptRoles: options.exemptRoles,
                             excluding: pauser.excluded)
