@@ -49,6 +49,8 @@ let package = Package(
         .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt", "DuckPromptService", "DuckPromptLab", "DuckPromptProbe"],
                 swiftSettings: foundationFree),
         .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI"], swiftSettings: foundationFree),
+        // Scripts/make-man's generator of the man pages' sources (ManPage.swift); not installed.
+        .executableTarget(name: "duckprompt-man", dependencies: ["DuckPromptCLI"]),
         // Measuring aids: tone streams and stamped monitor recordings (BenchProbe), for the
         // bench and the integration tests; not shipped in the library an app embeds. The only
         // other target that calls libpulse, through the library's package API and its own

@@ -1,5 +1,11 @@
 /// Help texts, laid out OVERVIEW / USAGE / ARGUMENTS / OPTIONS as swift-argument-parser does.
 enum Help {
+    /// Each subcommand's help, in the order the man page gives them.
+    static let subcommands: [(name: String, text: String)] = [
+        ("play", play), ("say", say), ("devices", devices), ("route", route), ("restore", restore),
+        ("serve", serve), ("lab", lab),
+    ]
+
     static let common = """
       -s, --server SERVER     Sound server to connect to (libpulse server string, e.g.
                               unix:/run/user/1000/pulse/native). Default: $PULSE_SERVER,
@@ -36,21 +42,41 @@ enum Help {
       --version               Show duckprompt, libpulse and libsndfile versions.
       -h, --help              Show this help.
 
-    See 'duckprompt <subcommand> --help'. Exit codes: 0 ok, 64 usage, 65 unreadable or
-    unsupported audio, not a sink dump, or a journal restore would not use, 66 file
-    missing, unreadable or not a regular file, 69 no server or no usable sink, the
-    server died or stopped answering mid-prompt (what was ducked stays journaled for
-    the next command or restore), or, for speech, no libespeak-ng, 70 internal error,
-    75 prompt dropped or interrupted (--priority, --expire-ms, --on-busy drop), 78 bad
-    config file, 128+N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+    See 'duckprompt <subcommand> --help'.
 
-    FILES: $XDG_CONFIG_HOME/duckprompt/config.json (see Docs/config.md);
-    $XDG_RUNTIME_DIR/duckprompt/ holds the prompt queue, the duck lock and the journal of
-    the playing prompt.
+    EXIT STATUS:
+      0                       Success.
+      64                      Usage error: an unknown option, a value out of range.
+      65                      Unreadable or unsupported audio, not a sink dump, or a journal
+                              restore would not use.
+      66                      A file missing, unreadable or not a regular file.
+      69                      No server or no usable sink; the server died or stopped
+                              answering mid-prompt (what was ducked stays journaled for the
+                              next command or restore); for speech, no libespeak-ng.
+      70                      Internal error.
+      75                      Prompt dropped or interrupted (--priority, --expire-ms,
+                              --on-busy drop).
+      78                      Bad config file.
+      128+N                   Stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 
-    ENVIRONMENT: PULSE_SERVER and PULSE_SINK as for paplay (-s and -d override them);
-    DUCKPROMPT_DEBUG=1 traces each duck's events and volume writes, and each look
-    devices --watch takes at the server, on standard error with µs timestamps.
+    FILES:
+      $XDG_CONFIG_HOME/duckprompt/config.json
+                              The config file (duckprompt-config(5), Docs/config.md);
+                              ~/.config/duckprompt/config.json when XDG_CONFIG_HOME is unset.
+      $XDG_RUNTIME_DIR/duckprompt/
+                              The prompt queue, the duck lock and the journal of the playing
+                              prompt, which restore reads.
+
+    ENVIRONMENT:
+      PULSE_SERVER            The server, as for paplay (-s overrides it).
+      PULSE_SINK              The sink, as for paplay (-d overrides it).
+      DUCKPROMPT_DEVICE       A sink pattern that replaces the config file's prefer.
+      DBUS_SESSION_BUS_ADDRESS
+                              The session bus of serve, and of the MPRIS players a prompt
+                              pauses.
+      DUCKPROMPT_DEBUG        1 traces each duck's events and volume writes, and each look
+                              devices --watch takes at the server, on standard error with
+                              µs timestamps.
     """
 
     static let play = """
@@ -71,8 +97,9 @@ enum Help {
                               Default: $PULSE_SINK, else the routing rules (duckprompt route).
       --duck GAIN             Lower other streams by GAIN while the prompt plays, relative to
                               their own volume, per channel: -20dB (default), 50%, or a bare
-                              number in dB (-20); from -200dB to 0dB (no duck). Streams that start during the prompt are
-                              ducked too; a volume you change meanwhile is kept.
+                              number in dB (-20); from -200dB to 0dB (no duck). Streams
+                              that start during the prompt are ducked too; a volume you
+                              change meanwhile is kept.
       --duck-mode MODE        duck (default: lower by --duck), mute (silence them, ramped),
                               pause (pause every MPRIS player that can pause, duck the
                               rest) or none (leave them alone, pause nothing).
@@ -139,8 +166,9 @@ enum Help {
       --voice VOICE           An espeak-ng voice: en (default), en-us, de, fr-fr, …
                               (espeak-ng --voices lists them).
       --rate WPM              Words per minute, 80 to 450 (default 175).
-      Every option of duckprompt play (--duck, -d, --volume, --expire-ms, …) applies.
     \(common)
+
+    Every option of duckprompt play (--duck, -d, --volume, --expire-ms, …) applies.
     \(numbers)
     """
 
