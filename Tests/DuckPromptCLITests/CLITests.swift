@@ -177,7 +177,7 @@ struct HelpRunTests {
         let main = try Binary.run(["--help"])
         #expect(main.stdout.contains("SUBCOMMANDS:"))
         for verb in ["play", "devices", "route"] { #expect(main.stdout.contains("  \(verb)")) }
-        #expect(main.stdout.contains("64 usage"))
+        #expect(main.stdout.contains("\n  64                      Usage error"))
 
         let play = try Binary.run(["play", "--help"])
         #expect(play.stdout.contains("USAGE: duckprompt play [options] FILE"))
