@@ -228,13 +228,15 @@ struct FaultIntegrationTests {
         #expect(inRamp >= 10, "\(phase): only \(inRamp) of 20 changes fell inside the ramp (timing \(timing))")
         #expect(failures.isEmpty, "\(phase): the user's change \(user) was seen and not kept (original \(original)): \(failures)")
         // PulseAudio applies a volume as it reads the request, and duckprompt reads each stream
-        // just before writing it: only a change the server takes between our read and our
-        // write is overwritten unseen, and none was in plain builds; under ThreadSanitizer,
-        // which slows our two sends apart, 1 in 20 once (stop 21's CI). On PipeWire duckprompt
-        // follows each ducked stream's node, which reports every volume it applies, in order
-        // (PipeWireWatch): none may go unseen (through libpulse alone, 1-2 in 20 did).
-        let sanitizer = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] != nil
-        let allowed = TestServer.kind == "pulseaudio" && sanitizer ? 2 : 0
+        // just before writing it: a change the server takes between our read and our write is
+        // overwritten unseen (PulseAudio has no compare-and-set for a volume, and merges the
+        // two change events into one info that shows only ours). Under ThreadSanitizer, which
+        // slows our two sends apart, 1 in 20 (stop 21's CI); in a plain build 1 in 20 once
+        // (the release, CI at 478f8e4 with both cores busy). The seen-and-lost check above is
+        // the one our own bugs fail. On PipeWire duckprompt follows each ducked stream's node,
+        // which reports every volume it applies, in order (PipeWireWatch): none may go unseen
+        // (through libpulse alone, 1-2 in 20 did).
+        let allowed = TestServer.kind == "pulseaudio" ? 2 : 0
         #expect(unseen.count <= allowed, "\(phase): \(unseen.count) changes never reached duckprompt: \(unseen)")
     }
 
