@@ -49,9 +49,6 @@ public enum ManPage {
                 case .paragraph(let usage) where heading == "USAGE":
                     out.macro("PP")
                     out.line("Usage: " + Roff.usage(usage))
-                case .heading(let name):
-                    out.macro("PP")
-                    out.line("\\fB\(Roff.escape(name.capitalizedFirst)):\\fR")
                 default:
                     out.blocks([block])
                 }
