@@ -240,6 +240,81 @@ struct DuckPlanEventTests {
                 "the new stream's restore repairs the role's saved volume")
     }
 
+    /// A paused player's stream: what its infos show (corked or playing), in order, and
+    /// whether it ends up ducked.
+    struct PausedRow: Sendable, CustomStringConvertible {
+        var corkedAtStart: Bool
+        var refused = false
+        var infos: [Bool]
+        var ducked: Bool
+        var description: String {
+            "\(corkedAtStart ? "corked" : "playing") at start\(refused ? ", Pause refused" : ""), infos corked \(infos) -> \(ducked ? "ducked" : "left")"
+        }
+    }
+
+    static let pausedRows: [PausedRow] = [
+        // The Pause has not reached the stream yet: still playing, not the user.
+        PausedRow(corkedAtStart: false, infos: [false], ducked: false),
+        PausedRow(corkedAtStart: false, infos: [false, false], ducked: false),
+        PausedRow(corkedAtStart: false, infos: [true], ducked: false),
+        PausedRow(corkedAtStart: false, infos: [false, true, true], ducked: false),
+        // Corked, then playing: the user pressed Play.
+        PausedRow(corkedAtStart: false, infos: [true, false], ducked: true),
+        PausedRow(corkedAtStart: false, infos: [false, true, false], ducked: true),
+        // Once in the duck it stays there, corked again or not.
+        PausedRow(corkedAtStart: false, infos: [true, false, true], ducked: true),
+        // A handed-over player's stream is corked from the start.
+        PausedRow(corkedAtStart: true, infos: [false], ducked: true),
+        PausedRow(corkedAtStart: true, infos: [true], ducked: false),
+        // A player that refused its Pause plays on: ducked at its next info.
+        PausedRow(corkedAtStart: false, refused: true, infos: [false], ducked: true),
+        PausedRow(corkedAtStart: false, refused: true, infos: [], ducked: false),
+    ]
+
+    @Test("a paused player's stream stays off the duck until seen corked and then playing (the user's Play), or its Pause is refused",
+          arguments: pausedRows)
+    func pausedStream(_ row: PausedRow) {
+        let music = Self.input(1, [50000, 50000], app: "music")
+        // The server's volume of the podcast's stream: its own, until one of our writes.
+        var onServer = ChannelVolumes([40000, 40000])
+        func podcast(corked: Bool) -> SinkInput {
+            SinkInput(index: 4, sinkIndex: 0, volume: onServer, corked: corked,
+                      properties: ["application.name": "podcast"], driver: "protocol-native.c")
+        }
+        var plan = DuckPlan(inputs: [music, podcast(corked: row.corkedAtStart)], depth: -20, pausing: [4])
+        #expect(plan.entries.map(\.index) == [1])
+        _ = plan.apply(gain: -20)
+        if row.refused { plan.pauseRefused(streams: [4]) }
+        var written: [ChannelVolumes] = []
+        for corked in row.infos {
+            if let volume = Self.volumes(plan.appeared(podcast(corked: corked), now: Self.t0))[4] {
+                written.append(volume)
+                onServer = volume
+                // Our write comes back.
+                _ = plan.changed(index: 4, volume: volume, now: Self.t0)
+            }
+        }
+        #expect(plan.entries.contains { $0.index == 4 } == row.ducked)
+        #expect(written == (row.ducked ? [Self.ducked([40000, 40000])] : []), "written \(written)")
+        #expect((plan.pausedStreams[4] == nil) == row.ducked)
+        // Back to its own volume at the release when it was ducked; never written otherwise.
+        #expect(Self.volumes(plan.release())[4] == (row.ducked ? ChannelVolumes([40000, 40000]) : nil))
+    }
+
+    @Test("a handed-over duck that holds a paused player's stream (played by the user in the last prompt) is taken over")
+    func adoptPlayedPausedStream() {
+        let podcast = SinkInput(index: 4, sinkIndex: 0, volume: Self.ducked([40000, 40000]),
+                                properties: ["application.name": "podcast"], driver: "protocol-native.c")
+        var journal = DuckJournal(pid: 1, processStart: 1, depth: -20)
+        journal.streams = [.init(index: 4, original: ChannelVolumes([40000, 40000]), key: RestoreKey(podcast))]
+        journal.gain = -20
+        var plan = DuckPlan(inputs: [podcast], depth: -20, pausing: [4])
+        #expect(plan.entries.isEmpty && plan.pausedStreams[4] == .pausing)
+        plan.adopt(journal, live: [podcast])
+        #expect(plan.entries.map(\.index) == [4] && plan.pausedStreams.isEmpty && !plan.excluded.contains(4))
+        #expect(Self.volumes(plan.release())[4] == ChannelVolumes([40000, 40000]))
+    }
+
     @Test("plumbing, exempt roles, prompts and repairs are never ducked", arguments: [
         input(1, [65536], driver: "module-loopback.c"),
         input(2, [65536], driver: "module-combine-sink.c"),

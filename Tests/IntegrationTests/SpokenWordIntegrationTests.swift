@@ -318,6 +318,42 @@ struct SpokenWordIntegrationTests {
                 "\(stderr)")
     }
 
+    @Test("The user presses Play on the paused podcast during the prompt: it plays ducked 20 dB with the music, back at its own volume after, and is not rewound")
+    func userPlaysDuringPrompt() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let podcast = try Self.podcast()
+        defer { podcast.stop(); withExtendedLifetime(rig) {} }
+        try podcast.waitPosition(atLeast: 2.5)
+        let original = try #require(try podcast.volume())
+
+        let prompt = try Background([duckpromptBinary, "play", "-v", try DuckIntegrationTests.prompt(seconds: 3)],
+                                    captureStderr: true)
+        #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "the podcast was not paused")
+        #expect(try eventually(timeout: 2) { try podcast.corked() == true }, "its stream is not corked: \(podcast.state)")
+        try podcast.play()
+        let playedAt = try podcast.positionSeconds()
+        let ducked = try eventually(timeout: 1.5) {
+            try podcast.volume().map { zip($0, original).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+        }
+        #expect(ducked, "the podcast the user played was not ducked: \(podcast.state), from \(original)")
+        #expect(prompt.process.isRunning, "the prompt ended before the podcast could be looked at")
+        let low = try #require(try podcast.volume())
+        let depth = Self.decibels(low, from: original)
+        print("[\(TestServer.kind)] the podcast played by the user ducked \(depth) dB")
+        #expect(depth.allSatisfy { abs($0 + 20) <= 1 }, "ducked \(depth) dB")
+        let status = prompt.wait(timeout: timeLimit(10))
+        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 0, "\(stderr)")
+        #expect(try podcast.volume() == original, "not back at its own volume: \(podcast.state), from \(original)")
+        #expect(try podcast.status() == "Playing")
+        let after = try podcast.positionSeconds()
+        #expect(after >= playedAt, "rewound from \(playedAt) s to \(after) s after the user played it")
+        #expect(Self.lines(stderr, startingWith: "duckprompt: resumed: ").isEmpty, "\(stderr)")
+        #expect(Self.lines(stderr, startingWith: "duckprompt: not resumed: ").first?.contains("Playing") == true,
+                "\(stderr)")
+    }
+
     @Test("Back to back: three prompts queued at once keep the podcast paused between them; it is resumed once, after the last, 2 s before where it was first paused")
     func handoverKeepsPaused() throws {
         try TestServer.requireServer()
@@ -492,6 +528,11 @@ private struct MPVPlayer {
     func seek(bySeconds seconds: Double) throws {
         _ = try Self.gdbus(["-d", busName, "-o", "/org/mpris/MediaPlayer2", "-m", "org.mpris.MediaPlayer2.Player.Seek",
                             "--", "\(Int64(seconds * 1_000_000))"])
+    }
+
+    /// `Play`: as the user's play button.
+    func play() throws {
+        _ = try Self.gdbus(["-d", busName, "-o", "/org/mpris/MediaPlayer2", "-m", "org.mpris.MediaPlayer2.Player.Play"])
     }
 
     func pause() throws {

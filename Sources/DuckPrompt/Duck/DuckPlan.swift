@@ -144,8 +144,22 @@ package struct DuckPlan: Sendable, Equatable {
     public private(set) var gain: Double = 0
     /// `media.role` values left alone.
     public let exemptRoles: Set<String>
-    /// Sink-inputs never touched (the prompt's own stream).
+    /// Sink-inputs never touched (the prompt's own stream, and the streams of players paused
+    /// or left alone for it).
     public private(set) var excluded: Set<UInt32>
+    /// The streams of players paused for the prompt (`PlayerPauser`), off the duck while their
+    /// player stays paused: `.pausing` until one is seen corked (`pa_sink_input_info.corked`; a
+    /// `Pause` takes a few ms to reach the stream), then `.paused`. One seen playing after that
+    /// (the user pressed Play) leaves this list and joins the duck at the current gain.
+    public private(set) var pausedStreams: [UInt32: PausedStream] = [:]
+
+    /// Where a paused player's stream is (`pausedStreams`).
+    public enum PausedStream: Sendable, Equatable {
+        /// Its player was asked to pause; the stream has not been seen corked yet.
+        case pausing
+        /// Seen corked: the next info that shows it playing is the user's Play.
+        case paused
+    }
 
     /// Selects the streams to duck in a snapshot (see `shouldDuck`).
     ///
@@ -153,12 +167,17 @@ package struct DuckPlan: Sendable, Equatable {
     ///   - inputs: every sink-input on the server (`pa_context_get_sink_input_info_list`).
     ///   - depth: duck depth in dB, <= 0 (-infinity mutes); 0 or more, or NaN, ducks nothing.
     ///   - exemptRoles: `media.role` values left alone (default `phone`).
-    ///   - excluding: sink-input indices never touched (the prompt's own stream).
+    ///   - excluding: sink-input indices never touched (the prompt's own stream, the streams
+    ///     of players left alone).
+    ///   - pausing: the streams of players paused for the prompt (`pausedStreams`), off the
+    ///     duck until the user plays one again.
     public init(inputs: [SinkInput], depth: Double, exemptRoles: Set<String> = ["phone"],
-                excluding: Set<UInt32> = []) {
+                excluding: Set<UInt32> = [], pausing: Set<UInt32> = []) {
         self.depth = depth < 0 ? depth : 0
         self.exemptRoles = exemptRoles
-        self.excluded = excluding
+        self.excluded = excluding.union(pausing)
+        let corked = Set(inputs.filter(\.corked).map(\.index))
+        for index in pausing { pausedStreams[index] = corked.contains(index) ? .paused : .pausing }
         entries = []
         guard self.depth < 0 else { return }
         entries = inputs
@@ -172,7 +191,9 @@ package struct DuckPlan: Sendable, Equatable {
     /// (same index and `RestoreKey`, same channel count, not excluded) gets the journal's own
     /// volume as its original and its live volume as current; its ended streams are kept for
     /// repair; the gain becomes the journal's `gain` (else its depth). The next ramp starts
-    /// from there (to this plan's depth, or to 0 dB when this prompt does not duck).
+    /// from there (to this plan's depth, or to 0 dB when this prompt does not duck). A stream
+    /// of a paused player that the handed-over duck holds (the user played it during that
+    /// prompt) is taken over too, and leaves `pausedStreams`.
     /// - Parameters:
     ///   - journal: the handed-over duck.
     ///   - live: every sink-input now (`pa_context_get_sink_input_info_list`).
@@ -180,8 +201,10 @@ package struct DuckPlan: Sendable, Equatable {
         let byIndex = Dictionary(live.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
         for stream in journal.streams {
             guard let input = byIndex[stream.index], RestoreKey(input) == stream.key,
-                  !excluded.contains(stream.index), input.hasVolume,
+                  !excluded.contains(stream.index) || pausedStreams[stream.index] != nil, input.hasVolume,
                   input.volume.values.count == stream.original.values.count else { continue }
+            pausedStreams[stream.index] = nil
+            excluded.remove(stream.index)
             entries.removeAll { $0.index == stream.index }
             entries.append(Entry(index: stream.index, original: stream.original, key: stream.key,
                                  current: input.volume))
@@ -248,6 +271,12 @@ package struct DuckPlan: Sendable, Equatable {
         entries.removeAll { $0.index == index }
     }
 
+    /// The streams of a player that refused its `Pause` (or did not answer): they play on, so
+    /// they join the duck at their next info (`appeared`), as a stream the user played again.
+    public mutating func pauseRefused(streams: [UInt32]) {
+        for index in streams where pausedStreams[index] != nil { pausedStreams[index] = .paused }
+    }
+
     /// Excludes a sink-input from now on (the prompt's own stream, once its index is known).
     public mutating func exclude(_ index: UInt32) {
         excluded.insert(index)
@@ -293,8 +322,19 @@ package struct DuckPlan: Sendable, Equatable {
     /// A sink-input appeared during the prompt: ducked at once to the current gain if it
     /// qualifies, with the own volume `ownVolume(ofNew:)` gives.
     /// - Parameter now: the time it was seen (starts its settling window).
+    /// A paused player's stream (`pausedStreams`) is seen corked, then joins the duck the
+    /// first time it is seen playing after that.
     public mutating func appeared(_ input: SinkInput, now: ContinuousClock.Instant = .now) -> [DuckAction] {
         guard !entries.contains(where: { $0.index == input.index }) else { return changed(input, now: now) }
+        if let state = pausedStreams[input.index] {
+            guard !input.corked else {
+                pausedStreams[input.index] = .paused
+                return []
+            }
+            guard state == .paused else { return [] }
+            pausedStreams[input.index] = nil
+            excluded.remove(input.index)
+        }
         guard shouldDuck(input) else { return [] }
         let key = RestoreKey(input)
         let original = ownVolume(ofNew: input.volume, key: key, index: input.index)

@@ -183,6 +183,16 @@ final class DuckSession: @unchecked Sendable {
         sendLocked(actions)
     }
 
+    /// Ducks the streams of players that refused their `Pause` (`DuckPlan.pauseRefused`): their
+    /// info is asked for now (`pa_context_get_sink_input_info`), and the next ramp step takes
+    /// them in. Thread-safe.
+    func duck(refused streams: [UInt32]) {
+        connection.withLock {
+            plan.pauseRefused(streams: streams)
+            for index in streams { connection.requestSinkInputLocked(index, into: inbox) }
+        }
+    }
+
     /// Excludes the prompt's own stream (once its index is known). Thread-safe.
     func exclude(_ index: UInt32) {
         connection.withLock { plan.exclude(index) }

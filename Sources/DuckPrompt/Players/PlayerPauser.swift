@@ -21,10 +21,17 @@ final class PlayerPauser {
     private(set) var paused: [PausedPlayer] = []
     /// Sink-inputs kept off the duck: paused and ignored players' streams.
     private(set) var excluded: Set<UInt32> = []
+    /// Streams of the players that refused their `Pause` or did not answer (`pauseAll`): they
+    /// play on, and are to be ducked (`DuckPlan.pauseRefused`).
+    private(set) var refused: [UInt32] = []
     /// For `-v`: what was decided and done, one line each ("paused: …", "resumed: …").
     private(set) var notes: [String] = []
     /// For stderr whatever the verbosity: no session bus, a player that did not answer.
     private(set) var warnings: [String] = []
+
+    /// The streams of the players paused (or to pause) for the prompt: off the duck while
+    /// they stay paused (`DuckPlan.pausedStreams`).
+    var pausedStreams: Set<UInt32> { Set((paused + toPause).flatMap(\.streams)) }
 
     private var bus: SessionBusClient?
 
@@ -81,8 +88,8 @@ final class PlayerPauser {
     }
 
     /// Pauses every player decided on (`Pause`), and reads where each stopped (`Position`).
-    /// A player that refuses, or does not answer, is named in `warnings`; its stream, kept off
-    /// the duck when it was planned, plays on at its own volume.
+    /// A player that refuses, or does not answer, is named in `warnings`, and its streams are
+    /// in `refused`, to be ducked.
     func pauseAll() {
         guard let bus else { return }
         for var player in toPause {
@@ -97,7 +104,8 @@ final class PlayerPauser {
                 paused.append(player)
                 notes.append("paused: \(player.label)\(player.positionUs.map { " at " + SpokenWordPolicy.seconds($0) } ?? ""): \(player.reason)")
             } catch {
-                warnings.append("player \(player.label) not paused: \(Self.describe(error)); its stream plays on, not ducked")
+                refused += player.streams
+                warnings.append("player \(player.label) not paused: \(Self.describe(error)); its stream is ducked")
             }
         }
         toPause = []

@@ -170,6 +170,8 @@ final class PromptRun {
             if let pauser, !pauser.toPause.isEmpty {
                 pauser.pauseAll()
                 duck.journal?.setPlayers(pauser.paused)
+                // A player that would not pause plays on: ducked with the others.
+                if !pauser.refused.isEmpty { duck.duck(refused: pauser.refused) }
             }
             // Ramp down while the first stream connects and prefills, corked (or plays its
             // pre-roll).
@@ -337,7 +339,7 @@ final class PromptRun {
                                   rewindMs: options.rewindMs, inherited: (handed?.players ?? []) + adopted)
         self.pauser = pauser
         var plan = DuckPlan(inputs: snapshot.sinkInputs, depth: depth, exemptRoles: options.exemptRoles,
-                            excluding: pauser.excluded)
+                            excluding: pauser.excluded, pausing: pauser.pausedStreams)
         // The duck of a prompt this one interrupted continues: no release in between.
         if let handed { plan.adopt(handed, live: snapshot.sinkInputs) }
         let session = try DuckSession(connection: connection, plan: plan, inputs: snapshot.sinkInputs,
