@@ -30,6 +30,7 @@ package enum LabSummary {
         for other in report.summary.others {
             let what = other.role == "lab-music" ? "music" : other.mediaRole ?? "stream"
             var line = "\(what) on \(other.sink) (\(named(other.stream))) under prompt #\(other.prompt): "
+            if other.paused { line += "paused (its stream corked) all through the prompt, " }
             if let change = other.volumeChangeDb {
                 line += change == 0 ? "volume untouched" : "duck depth \(formatted("%.2f", -change)) dB (volume)"
             }

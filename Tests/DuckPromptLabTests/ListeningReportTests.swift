@@ -118,6 +118,50 @@ struct ListeningReportTests {
         }
     }
 
+    @Test("a run that played a duckprompt prompt: its prompts are the streams marked duckprompt.prompt; a podcast without a role is another stream, paused while corked all through the prompt; a repair stream is not shown")
+    func duckpromptRun() throws {
+        let silent = LevelTimeline(start: -2.0, levels: Array(repeating: nil, count: 360))
+        func podcast(_ index: UInt32, corked: [Timed<Bool>]) -> StreamRecord {
+            StreamRecord(index: index, properties: ["application.name": "mpv"], start: -1.0, sinks: [Timed(-1.0, "speaker")],
+                         volumes: [Timed(-1.0, Self.full)], corked: corked)
+        }
+        let prompt = StreamRecord(index: 5, properties: ["application.name": "duckprompt", "media.role": "navigation",
+                                                         "duckprompt.prompt": "4242"],
+                                  start: 0.0, end: 1.4, sinks: [Timed(0.0, "bt_headset")], volumes: [Timed(0.0, Self.full)])
+        let repair = StreamRecord(index: 9, properties: ["media.role": "music", "duckprompt.repair": "1"], start: 1.45,
+                                  end: 1.5, sinks: [Timed(1.45, "speaker")], volumes: [Timed(1.45, Self.full)])
+        let streams = [
+            podcast(7, corked: [Timed(-1.0, false), Timed(0.1, true), Timed(1.3, false)]),   // paused for the prompt
+            podcast(8, corked: [Timed(-1.0, false), Timed(0.1, true), Timed(0.5, false)]),   // the user played it
+            podcast(10, corked: [Timed(-1.0, false)]),                                       // played on
+            prompt, repair,
+        ]
+        let sinks = [("speaker", "speaker" as String?, "speaker" as String?, true, silent),
+                     ("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, Self.headsetTimeline)]
+        let report = ListeningReport(sinks: sinks, streams: streams, end: 1.6)
+        #expect(report.streams.map(\.index) == [7, 8, 10, 5], "the repair stream is not shown")
+        #expect(report.streams.map(\.role) == ["other", "other", "other", "prompt"])
+        #expect(report.summary.prompts.map(\.stream) == [5])
+        #expect(report.summary.others.map(\.stream) == [7, 8, 10])
+        #expect(report.summary.others.map(\.paused) == [true, false, false])
+        let lines = LabSummary.lines(report)
+        #expect(lines.contains("stream on speaker (stream #7, mpv) under prompt #5: paused (its stream corked) all through the prompt, "
+                               + "volume untouched, 0.00 dB on the monitor; restored to exactly the volume it had"), "\(lines)")
+        // Without a duckprompt prompt in the run, the same podcasts count as prompts (no role).
+        let withoutMark = ListeningReport(sinks: sinks, streams: streams.map { stream in
+            var stream = stream
+            stream.properties["duckprompt.prompt"] = nil
+            return stream
+        }, end: 1.6)
+        #expect(withoutMark.streams.map(\.role) == ["prompt", "prompt", "prompt", "prompt"])
+    }
+
+    /// The headset's monitor of `run()`: the prompt heard from 0.25 to 1.25 s at -12 dBFS.
+    static let headsetTimeline = LevelTimeline(start: -2.0, levels: (0..<360).map { i in
+        let time = -2.0 + Double(i) * 0.01
+        return time >= 0.25 && time < 1.25 ? -12 : nil
+    })
+
     @Test("the lab's recorder streams are not shown; a prompt with no sound on its sink is not heard")
     func notHeard() throws {
         let silent = LevelTimeline(start: 0, levels: Array(repeating: nil, count: 100))

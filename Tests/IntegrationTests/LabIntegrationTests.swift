@@ -64,6 +64,38 @@ struct LabIntegrationTests {
         #expect(Self.nothingLeft(lab).isEmpty, "\(Self.nothingLeft(lab))")
     }
 
+    @Test("A podcast in mpv beside duckprompt play: the one prompt is duckprompt's; the podcast is another stream, paused all through it, its volume untouched")
+    func podcastBesidePrompt() throws {
+        let podcast = try SpokenWordIntegrationTests.track(genre: "Podcast", hertz: 440)
+        let prompt = try TestAudio.sine("lab-prompt.wav", hertz: 880, seconds: 1.5)
+        // mpv (with mpv-mpris) on the lab's bus; the prompt once its MPRIS name and its stream
+        // are there.
+        let script = #"""
+            mpv --no-video --ao=pulse --no-terminal --really-quiet --idle=no "$1" & player=$!
+            for _ in $(seq 100); do
+                gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus                     -m org.freedesktop.DBus.ListNames | grep -q org.mpris.MediaPlayer2.mpv                     && pactl list short sink-inputs | grep -q . && break
+                sleep 0.1
+            done
+            sleep 0.5
+            "$2" play "$3"; status=$?
+            sleep 0.5
+            kill $player
+            exit $status
+            """#
+        let lab = try Self.lab([], ["sh", "-c", script, "sh", podcast, duckpromptBinary, prompt])
+        #expect(lab.result.status == 0, "\(lab.result.stderr)")
+        #expect(lab.prompts.count == 1, "\(lab.summary) \(lab.result.stderr)")
+        let heard = try #require(lab.prompts.first)
+        #expect(heard["heard"] as? Bool == true, "\(heard)")
+        let player = try #require(lab.others.first, "\(lab.summary) \(lab.result.stderr)")
+        #expect(lab.others.count == 1, "\(lab.others)")
+        #expect(player["role"] as? String == "other" && player["paused"] as? Bool == true, "\(player)")
+        #expect(player["volume_change_db"] as? Double == 0 && player["restored"] as? Bool == true, "\(player)")
+        #expect(lab.result.stderr.contains("(stream #\(player["stream"] ?? ""), mpv) under prompt #\(heard["stream"] ?? ""): paused (its stream corked) all through the prompt"),
+                "\(lab.result.stderr)")
+        #expect(Self.nothingLeft(lab).isEmpty, "\(Self.nothingLeft(lab))")
+    }
+
     @Test("paplay of a tone on a named sink: heard there and nowhere else; every emulated kind is classified as itself")
     func paplayOnNamedSink() throws {
         let tone = try TestAudio.sine("lab-tone.wav", hertz: 440, seconds: 0.5)

@@ -54,7 +54,7 @@ package struct ListeningReport: Sendable, Codable, Equatable {
     /// One sink-input that played during the run.
     package struct Stream: Sendable, Codable, Equatable {
         package var index: UInt32
-        /// `prompt`, `lab-music` or `other` (`ListeningReport.role(of:)`).
+        /// `prompt`, `lab-music` or `other` (`ListeningReport.role(of:duckpromptRun:)`).
         package var role: String
         package var sink: String
         package var properties: [String: String]
@@ -123,17 +123,32 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         /// Its last volume (at its end, or when the recordings ended) equals, channel by
         /// channel and mute too, the one it had before the prompt.
         package var restored: Bool
+        /// Its stream was corked (`pa_sink_input_info.corked`) all through what was heard of
+        /// the prompt: its player was paused, as duckprompt pauses spoken word.
+        package var paused = false
     }
 
     /// Roles of the media a duck leaves alone as "others"; a stream of COMMAND with any other
-    /// role, or none, is a prompt.
+    /// role, or none, is a prompt (when no stream of the run is a duckprompt prompt).
     package static let nonPromptRoles: Set<String> = ["music", "video", "game", "movie", "production"]
 
-    /// How the report counts `stream`: `lab-music` (the lab's own music), `other` (a stream
-    /// whose `media.role` is music, video, game, movie or production), else `prompt`.
-    package static func role(of stream: StreamRecord) -> String {
+    /// The property duckprompt marks its prompt streams with (`duckprompt.prompt`, its pid),
+    /// and the one of its saved-volume repair streams (`duckprompt.repair`).
+    package static let duckpromptPromptProperty = "duckprompt.prompt"
+    package static let duckpromptRepairProperty = "duckprompt.repair"
+
+    /// How the report counts `stream`: `lab-music` (the lab's own music); `lab` (the lab's
+    /// recorders) and `repair` (a duckprompt saved-volume repair: silent) are not shown. In a
+    /// run that played a duckprompt prompt (`duckpromptRun`: a stream with
+    /// `duckprompt.prompt`), those are the prompts and every other stream is `other` (a podcast
+    /// it paused too); else, for a program that does not use duckprompt, a stream whose
+    /// `media.role` is music, video, game, movie or production is `other`, and any other a
+    /// `prompt`.
+    package static func role(of stream: StreamRecord, duckpromptRun: Bool) -> String {
         if stream.isLabMusic { return "lab-music" }
         if stream.properties[StreamLog.labProperty] != nil { return "lab" }
+        if stream.properties[duckpromptRepairProperty] != nil { return "repair" }
+        if duckpromptRun { return stream.properties[duckpromptPromptProperty] != nil ? "prompt" : "other" }
         if let role = stream.properties["media.role"], nonPromptRoles.contains(role.lowercased()) { return "other" }
         return "prompt"
     }
@@ -154,9 +169,11 @@ package struct ListeningReport: Sendable, Codable, Equatable {
                        levelsDbfs: sink.timeline.levels.map { $0.map { Self.rounded($0, 2) } },
                        heard: sink.timeline.heardStretches.map(Self.span))
         }
-        let shown = streams.filter { Self.role(of: $0) != "lab" }
+        let duckpromptRun = streams.contains { $0.properties[Self.duckpromptPromptProperty] != nil }
+        let role = { (stream: StreamRecord) in Self.role(of: stream, duckpromptRun: duckpromptRun) }
+        let shown = streams.filter { !["lab", "repair"].contains(role($0)) }
         self.streams = shown.map { stream in
-            Stream(index: stream.index, role: Self.role(of: stream), sink: stream.sink, properties: stream.properties,
+            Stream(index: stream.index, role: role(stream), sink: stream.sink, properties: stream.properties,
                    start: Self.rounded(stream.start, 3), end: stream.end.map { Self.rounded($0, 3) },
                    moves: stream.sinks.dropFirst().map { Move(time: Self.rounded($0.time, 3), sink: $0.value) },
                    volumes: stream.volumes.map {
@@ -164,14 +181,15 @@ package struct ListeningReport: Sendable, Codable, Equatable {
                               raw: $0.value.volume.values, mute: $0.value.mute)
                    })
         }
-        let prompts = shown.filter { Self.role(of: $0) == "prompt" }
-        let others = shown.filter { Self.role(of: $0) != "prompt" }
+        let prompts = shown.filter { role($0) == "prompt" }
+        let others = shown.filter { role($0) != "prompt" }
         let heard = prompts.map { Self.heard($0, timelines: timelines, streams: shown, end: end) }
         summary = Summary(
             prompts: heard,
             others: zip(prompts, heard).flatMap { prompt, heard in
                 others.filter { Self.overlap($0, prompt, end: end) }
-                    .map { Self.measure($0, during: prompt, heard: heard, timelines: timelines, prompts: prompts, end: end) }
+                    .map { Self.measure($0, role: role($0), during: prompt, heard: heard, timelines: timelines,
+                                        prompts: prompts, end: end) }
             })
     }
 
@@ -208,7 +226,7 @@ package struct ListeningReport: Sendable, Codable, Equatable {
     /// How `other` fared while `prompt` played: from the prompt stream's start to the end of
     /// what was heard of it (a stream kept open after its audio, as a held prompter keeps its
     /// last one ready, does not stretch the duck's measure), or to its end when nothing was.
-    private static func measure(_ other: StreamRecord, during prompt: StreamRecord, heard: PromptHeard,
+    private static func measure(_ other: StreamRecord, role: String, during prompt: StreamRecord, heard: PromptHeard,
                                 timelines: [String: LevelTimeline], prompts: [StreamRecord], end: Double) -> OtherStream {
         let promptEnd = heard.end ?? prompt.end ?? end
         let promptStart = heard.start ?? prompt.start
@@ -225,11 +243,12 @@ package struct ListeningReport: Sendable, Codable, Equatable {
             }
         }
         let beforeDb = before.map(\.loudestDecibels).flatMap(finite)
-        return OtherStream(stream: other.index, role: role(of: other), mediaRole: other.properties["media.role"],
+        return OtherStream(stream: other.index, role: role, mediaRole: other.properties["media.role"],
                            sink: other.sink, prompt: prompt.index, volumeBeforeDb: beforeDb.map { rounded($0, 2) },
                            volumeChangeDb: both(lowest.flatMap(finite), beforeDb).map { rounded($0 - $1, 2) },
                            levelChangeDb: levelChange,
-                           restored: before != nil && other.volumes.last?.value == before)
+                           restored: before != nil && other.volumes.last?.value == before,
+                           paused: other.corked(from: promptStart, to: promptEnd))
     }
 
     private static func span(_ stretch: LevelTimeline.Stretch) -> Span {

@@ -16,6 +16,9 @@ package struct StreamRecord: Sendable, Equatable {
     /// Its volume per channel and mute, each from the time it was set (the first is what it
     /// started with).
     package var volumes: [Timed<VolumeState>]
+    /// Whether it was corked (`pa_sink_input_info.corked`: its client paused it), each from the
+    /// time it changed (the first is what it started with).
+    package var corked: [Timed<Bool>]
 
     /// Whether the lab itself plays it (its music): `duckprompt.lab=music`.
     package var isLabMusic: Bool { properties[StreamLog.labProperty] == "music" }
@@ -28,14 +31,22 @@ package struct StreamRecord: Sendable, Equatable {
         volumes.last { $0.time <= time }?.value ?? volumes.first?.value
     }
 
+    /// Whether it was corked all through `from` to `to` (seconds): at `from`, and not uncorked
+    /// in between.
+    package func corked(from: Double, to: Double) -> Bool {
+        guard corked.last(where: { $0.time <= from })?.value ?? false else { return false }
+        return !corked.contains { $0.time > from && $0.time <= to && !$0.value }
+    }
+
     package init(index: UInt32, properties: [String: String], start: Double, end: Double? = nil,
-                 sinks: [Timed<String>], volumes: [Timed<VolumeState>]) {
+                 sinks: [Timed<String>], volumes: [Timed<VolumeState>], corked: [Timed<Bool>] = []) {
         self.index = index
         self.properties = properties
         self.start = start
         self.end = end
         self.sinks = sinks
         self.volumes = volumes
+        self.corked = corked
     }
 }
 
@@ -116,6 +127,7 @@ package final class StreamLog: @unchecked Sendable {
             record.end = record.end.map { $0 - shift }
             record.sinks = record.sinks.map { Timed($0.time - shift, $0.value) }
             record.volumes = record.volumes.map { Timed($0.time - shift, $0.value) }
+            record.corked = record.corked.map { Timed($0.time - shift, $0.value) }
             return record
         }
     }
@@ -192,13 +204,18 @@ package final class StreamLog: @unchecked Sendable {
                 guard var record = records[info.index] else {
                     records[info.index] = StreamRecord(index: info.index, properties: info.properties, start: time,
                                                        sinks: sink.map { [Timed(time, $0)] } ?? [],
-                                                       volumes: sink == nil ? [] : [Timed(time, volume)])
+                                                       volumes: sink == nil ? [] : [Timed(time, volume)],
+                                                       corked: [Timed(time, info.corked)])
                     order.append(info.index)
                     continue
                 }
                 guard record.end == nil else { continue }
                 if let sink, record.sinks.last?.value != sink { record.sinks.append(Timed(time, sink)) }
-                if sink == nil { continue }
+                if record.corked.last?.value != info.corked { record.corked.append(Timed(time, info.corked)) }
+                if sink == nil {
+                    records[info.index] = record
+                    continue
+                }
                 if record.volumes.isEmpty {
                     record.volumes = [Timed(record.start, volume)]
                 } else if record.volumes.last?.value != volume {
