@@ -34,6 +34,22 @@ struct SpokenWordIntegrationTests {
         return rig
     }
 
+    /// The server there, a speaker as the default sink and a podcast playing on it in mpv.
+    /// The caller stops the player and keeps the rig (its sinks) to its end.
+    fileprivate static func podcastOnSpeaker() throws -> (Rig, MPVPlayer) {
+        try TestServer.requireServer()
+        let rig = try rig()
+        return (rig, try podcast())
+    }
+
+    /// Waits for `prompt` (`timeLimit(10)`), expects exit 0, and returns its standard error.
+    static func finished(_ prompt: Background, sourceLocation: SourceLocation = #_sourceLocation) -> String {
+        let status = prompt.wait(timeout: timeLimit(10))
+        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
+        #expect(status == 0, "\(stderr)", sourceLocation: sourceLocation)
+        return stderr
+    }
+
     static func lines(_ text: String, startingWith prefix: String) -> [Substring] {
         text.split(separator: "\n").filter { $0.hasPrefix(prefix) }
     }
@@ -45,9 +61,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("A podcast in mpv is paused (corked, volume untouched) during the prompt, then playing again rewound by 2 s")
     func podcastPausedAndRewound() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         // Past 2.5 s, so the rewind is 2 s whole (not clamped at the start of the track).
         try podcast.waitPosition(atLeast: 2.5)
@@ -69,9 +83,7 @@ struct SpokenWordIntegrationTests {
         let pausedAt = try podcast.positionSeconds()
 
         let resumed = try podcast.positionOnceResumed(timeout: timeLimit(10))
-        let status = prompt.wait(timeout: timeLimit(10))
-        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
-        #expect(status == 0, "\(stderr)")
+        let stderr = Self.finished(prompt)
         let resumedAt = try #require(resumed, "not playing again after the prompt: \(stderr)")
         print("[\(TestServer.kind)] podcast paused at \(pausedAt) s, \(resumedAt) s once playing again")
         #expect(abs(resumedAt - (pausedAt - 2)) <= 0.3, "paused at \(pausedAt) s, resumed at \(resumedAt) s")
@@ -82,9 +94,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("Podcast and Rock in two mpv at once: the podcast is paused, the music ducked 20 dB and never paused, back exactly")
     func musicDuckedBesidePausedPodcast() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop() }
         let music = try Self.music()
         defer { music.stop(); withExtendedLifetime(rig) {} }
@@ -98,7 +108,7 @@ struct SpokenWordIntegrationTests {
                                     captureStderr: true)
         // The duck first: a pause that never comes must not use up the prompt before it is seen.
         let ducked = try eventually(timeout: 3) {
-            try music.volume().map { zip($0, musicVolume).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+            try music.isDucked(from: musicVolume)
         }
         #expect(ducked, "the music was not ducked: \(music.state), from \(musicVolume)")
         Thread.sleep(forTimeInterval: 0.4)   // past the attack: fully ducked
@@ -109,9 +119,7 @@ struct SpokenWordIntegrationTests {
         #expect(depth.allSatisfy { abs($0 + 20) <= 1 }, "music ducked \(depth) dB")
         #expect(try podcast.volume() == podcastVolume, "the paused podcast was ducked as well")
         var musicStates = try music.statuses(while: prompt)
-        let status = prompt.wait(timeout: timeLimit(10))
-        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
-        #expect(status == 0, "\(stderr)")
+        let stderr = Self.finished(prompt)
         musicStates.insert(try music.status())
         #expect(musicStates == ["Playing"], "the music was not playing throughout: \(musicStates)")
         #expect(try music.volume() == musicVolume, "the music is not back exactly")
@@ -126,9 +134,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("A podcast the user paused before the prompt stays paused after it, its position unchanged")
     func userPausedStaysPaused() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         try podcast.waitPosition(atLeast: 2.5)
         try podcast.pause()
@@ -148,9 +154,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("kill -9 mid-prompt leaves the podcast paused; duckprompt restore plays it again")
     func killNineThenRestore() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
 
         let prompt = try Background([duckpromptBinary, "play", "-v", try DuckIntegrationTests.prompt(seconds: 3)],
@@ -175,9 +179,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("kill -9 mid-prompt, then the next prompt: it takes the podcast over, paused (not resumed and ducked), and resumes it after")
     func killNineThenNextPrompt() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         let original = try #require(try podcast.volume())
 
@@ -200,9 +202,7 @@ struct SpokenWordIntegrationTests {
             if let volume = try podcast.volume() { volumes.insert(volume) }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        let status = next.wait(timeout: timeLimit(10))
-        let stderr = String(decoding: next.bytes, as: UTF8.self)
-        #expect(status == 0, "\(stderr)")
+        let stderr = Self.finished(next)
         #expect(states == ["Paused"], "the podcast played during the next prompt: \(states)")
         #expect(volumes == [original], "the podcast was ducked: \(volumes)")
         #expect(try eventually(timeout: 1) { try podcast.status() == "Playing" }, "not resumed after the next prompt")
@@ -212,9 +212,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("No session bus: the prompt plays, the podcast is ducked as a plain stream, one line names the session bus, no hang")
     func noSessionBus() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         let original = try #require(try podcast.volume())
 
@@ -223,7 +221,7 @@ struct SpokenWordIntegrationTests {
                                     environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"],
                                     captureStderr: true)
         let ducked = try eventually(timeout: 3) {
-            try podcast.volume().map { zip($0, original).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+            try podcast.isDucked(from: original)
         }
         #expect(ducked, "the podcast stream was not ducked: \(podcast.state)")
         #expect(try podcast.status() == "Playing")
@@ -241,22 +239,18 @@ struct SpokenWordIntegrationTests {
 
     @Test("--no-pause: the podcast is ducked like music, never paused")
     func noPause() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         let original = try #require(try podcast.volume())
 
         let prompt = try Background([duckpromptBinary, "play", "-v", "--no-pause",
                                      try DuckIntegrationTests.prompt(seconds: 1.5)], captureStderr: true)
         let ducked = try eventually(timeout: 3) {
-            try podcast.volume().map { zip($0, original).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+            try podcast.isDucked(from: original)
         }
         #expect(ducked, "the podcast was not ducked: \(podcast.state)")
         var states = try podcast.statuses(while: prompt)
-        let status = prompt.wait(timeout: timeLimit(10))
-        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
-        #expect(status == 0, "\(stderr)")
+        let stderr = Self.finished(prompt)
         states.insert(try podcast.status())
         #expect(states == ["Playing"], "the podcast was not playing throughout: \(states)")
         #expect(try podcast.volume() == original, "not back exactly")
@@ -265,9 +259,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("--duck-mode pause: the music is paused too, and both players resumed after")
     func duckModePause() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop() }
         let music = try Self.music()
         defer { music.stop(); withExtendedLifetime(rig) {} }
@@ -281,9 +273,7 @@ struct SpokenWordIntegrationTests {
         if musicPaused {
             #expect(try eventually(timeout: 2) { try music.corked() == true }, "the music's stream is not corked")
         }
-        let status = prompt.wait(timeout: timeLimit(10))
-        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
-        #expect(status == 0, "\(stderr)")
+        let stderr = Self.finished(prompt)
         #expect(try eventually(timeout: 1) { try music.status() == "Playing" }, "the music was not resumed")
         #expect(try eventually(timeout: 1) { try podcast.status() == "Playing" }, "the podcast was not resumed")
         #expect(try music.volume() == musicVolume)
@@ -293,9 +283,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("The user moves the paused podcast during the prompt (Seek +5 s): it is left paused where the user put it, not resumed")
     func userMovedIsLeftAlone() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         try podcast.waitPosition(atLeast: 2.5)
 
@@ -307,9 +295,7 @@ struct SpokenWordIntegrationTests {
         try podcast.seek(bySeconds: 5)
         #expect(try eventually(timeout: 1) { try podcast.positionSeconds() > pausedAt + 4 }, "the seek did not take")
         let moved = try podcast.positionSeconds()
-        let status = prompt.wait(timeout: timeLimit(10))
-        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
-        #expect(status == 0, "\(stderr)")
+        let stderr = Self.finished(prompt)
         Thread.sleep(forTimeInterval: 0.3)   // a late Play would show by now
         #expect(try podcast.status() == "Paused", "resumed after the user moved it: \(stderr)")
         #expect(abs(try podcast.positionSeconds() - moved) <= 0.01, "not where the user put it")
@@ -320,9 +306,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("The user presses Play on the paused podcast during the prompt: it plays ducked 20 dB with the music, back at its own volume after, and is not rewound")
     func userPlaysDuringPrompt() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         try podcast.waitPosition(atLeast: 2.5)
         let original = try #require(try podcast.volume())
@@ -334,7 +318,7 @@ struct SpokenWordIntegrationTests {
         try podcast.play()
         let playedAt = try podcast.positionSeconds()
         let ducked = try eventually(timeout: 1.5) {
-            try podcast.volume().map { zip($0, original).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+            try podcast.isDucked(from: original)
         }
         #expect(ducked, "the podcast the user played was not ducked: \(podcast.state), from \(original)")
         #expect(prompt.process.isRunning, "the prompt ended before the podcast could be looked at")
@@ -342,9 +326,7 @@ struct SpokenWordIntegrationTests {
         let depth = Self.decibels(low, from: original)
         print("[\(TestServer.kind)] the podcast played by the user ducked \(depth) dB")
         #expect(depth.allSatisfy { abs($0 + 20) <= 1 }, "ducked \(depth) dB")
-        let status = prompt.wait(timeout: timeLimit(10))
-        let stderr = String(decoding: prompt.bytes, as: UTF8.self)
-        #expect(status == 0, "\(stderr)")
+        let stderr = Self.finished(prompt)
         #expect(try podcast.volume() == original, "not back at its own volume: \(podcast.state), from \(original)")
         #expect(try podcast.status() == "Playing")
         let after = try podcast.positionSeconds()
@@ -356,9 +338,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("Back to back: three prompts queued at once keep the podcast paused between them; it is resumed once, after the last, 2 s before where it was first paused")
     func handoverKeepsPaused() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         try podcast.waitPosition(atLeast: 2.5)
 
@@ -390,9 +370,7 @@ struct SpokenWordIntegrationTests {
 
     @Test("The D-Bus service: Play pauses the podcast and resumes it; Play with no-pause true ducks it; its log names the player")
     func service() throws {
-        try TestServer.requireServer()
-        let rig = try Self.rig()
-        let podcast = try Self.podcast()
+        let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         let original = try #require(try podcast.volume())
         // Stopped below; a failure before that leaves it to the Service's deinit.
@@ -408,7 +386,7 @@ struct SpokenWordIntegrationTests {
         let second = try ServiceIntegrationTests.Service.id(
             service.call("Play", "['\(file)']", "{'no-pause': <true>}"))
         let ducked = try eventually(timeout: 3) {
-            try podcast.volume().map { zip($0, original).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+            try podcast.isDucked(from: original)
         }
         #expect(ducked, "no-pause did not duck the podcast: \(podcast.state)")
         #expect(try podcast.status() == "Playing", "no-pause paused it")
@@ -556,6 +534,12 @@ private struct MPVPlayer {
     }
 
     func corked() throws -> Bool? { try sinkInput()?["corked"] as? Bool }
+
+    /// Whether every channel of its stream is under half of `original` (-20 dB of a
+    /// `pa_volume_t` is x0.464): ducked.
+    func isDucked(from original: [Int]) throws -> Bool {
+        try volume().map { zip($0, original).allSatisfy { Double($0) < Double($1) * 0.5 } } == true
+    }
 
     /// Raw per-channel volume values, in channel-map order.
     func volume() throws -> [Int]? {
