@@ -106,7 +106,8 @@ enum Help {
       --no-pause              Duck spoken word too. By default a player on the session bus
                               (MPRIS) playing a podcast or an audiobook is paused for the
                               prompt, not ducked, and resumed after it, rewound (config:
-                              players; see Docs/config.md).
+                              players; see Docs/config.md). A player the config ignores
+                              is still left alone.
       --rewind-ms MS          How far back a paused player resumes, 0 to 60000 (default
                               2000; config: rewind_ms), so the sentence cut is heard again.
       --duck-exempt-role ROLE Never duck streams with this media.role (repeatable; default:

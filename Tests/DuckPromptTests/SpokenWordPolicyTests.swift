@@ -73,9 +73,16 @@ struct SpokenWordPolicyTests {
             action: .pause, reason: "--duck-mode pause"),
         Row(name: "--duck-mode pause keeps an ignore rule", player: player(), rules: [PlayerRule(pattern: "mpv", action: .ignore)],
             mode: .every, action: .ignore, reason: "config rule 'mpv'"),
-        Row(name: "--no-pause ducks a podcast", player: player(genre: .string("Podcast")), mode: .off,
-            action: .duck, reason: "pausing is off"),
-        Row(name: "--no-pause: rules are not read either", player: player(), rules: [PlayerRule(pattern: "mpv", action: .ignore)],
+        Row(name: "--no-pause ducks a podcast", player: player(genre: .string("Podcast")), mode: .noPause,
+            action: .duck, reason: "--no-pause"),
+        Row(name: "--no-pause ducks a player a rule says to pause", player: player(),
+            rules: [PlayerRule(pattern: "mpv", action: .pause)], mode: .noPause, action: .duck, reason: "--no-pause"),
+        Row(name: "--no-pause keeps an ignore rule (a screen reader)", player: player(genre: .string("Podcast")),
+            rules: [PlayerRule(pattern: "mpv", action: .ignore)], mode: .noPause, action: .ignore, reason: "config rule 'mpv'"),
+        Row(name: "--no-pause: the first matching rule decides, a duck rule before an ignore one", player: player(),
+            rules: [PlayerRule(pattern: "m*", action: .duck), PlayerRule(pattern: "mpv", action: .ignore)], mode: .noPause,
+            action: .duck, reason: "--no-pause"),
+        Row(name: "--duck-mode none: rules are not read", player: player(), rules: [PlayerRule(pattern: "mpv", action: .ignore)],
             mode: .off, action: .duck, reason: "pausing is off"),
         Row(name: "a podcast that is not playing is ducked", player: player(status: "Paused", genre: .string("Podcast")),
             action: .duck, reason: "genre 'Podcast', but it is not playing"),
@@ -190,7 +197,7 @@ struct SpokenWordPolicyTests {
         options.duckMode = .pause
         #expect(options.pauseMode == .every)
         options.pausePlayers = false
-        #expect(options.pauseMode == .off)
+        #expect(options.pauseMode == .noPause)
         options = PlayOptions(duckMode: .none)
         #expect(options.pauseMode == .off)
     }

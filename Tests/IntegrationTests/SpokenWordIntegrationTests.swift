@@ -257,6 +257,33 @@ struct SpokenWordIntegrationTests {
         #expect(Self.lines(stderr, startingWith: "duckprompt: paused: ").isEmpty, "\(stderr)")
     }
 
+    @Test("--no-pause keeps a config rule's ignore (as for a screen reader): the player is neither paused nor ducked; -v says why")
+    func noPauseKeepsIgnore() throws {
+        let (rig, podcast) = try Self.podcastOnSpeaker()
+        defer { podcast.stop(); withExtendedLifetime(rig) {} }
+        let original = try #require(try podcast.volume())
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("duckprompt-ignore-\(rig.tag)")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("duckprompt"), withIntermediateDirectories: true)
+        try Data(#"{"players": [{"match": "mpv", "action": "ignore"}]}"#.utf8)
+            .write(to: home.appendingPathComponent("duckprompt/config.json"))
+
+        let prompt = try Background([duckpromptBinary, "play", "-v", "--no-pause", try DuckIntegrationTests.prompt(seconds: 1.5)],
+                                    environment: ["XDG_CONFIG_HOME": home.path], captureStderr: true)
+        var states: Set<String> = [], volumes: Set<[Int]> = []
+        let deadline = Date().addingTimeInterval(timeLimit(10))
+        while prompt.process.isRunning && Date() < deadline {
+            states.insert(try podcast.status())
+            if let volume = try podcast.volume() { volumes.insert(volume) }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let stderr = Self.finished(prompt)
+        #expect(states == ["Playing"], "the ignored player was paused: \(states)")
+        #expect(volumes == [original], "the ignored player was ducked: \(volumes), from \(original)")
+        #expect(Self.lines(stderr, startingWith: "duckprompt: left alone: ").first?.contains("config rule 'mpv'") == true,
+                "\(stderr)")
+    }
+
     @Test("--duck-mode pause: the music is paused too, and both players resumed after")
     func duckModePause() throws {
         let (rig, podcast) = try Self.podcastOnSpeaker()

@@ -37,13 +37,14 @@ final class PlayerPauser {
 
     /// Looks at the players whose process plays one of `inputs` (uncorked, with an
     /// `application.process.id`) and decides what to do with each. Contacts the session bus
-    /// only when such a stream plays or `inherited` is not empty.
+    /// only when such a stream plays or `inherited` is not empty, and with `.noPause` only
+    /// when a rule says to ignore a player.
     /// - Parameters:
     ///   - inherited: players a handed-over duck keeps paused (`DuckJournal.players`).
     init(inputs: [SinkInput], mode: PauseMode, rules: [PlayerRule], rewindMs: Int, inherited: [PausedPlayer]) {
         paused = inherited
         excluded = Set(inherited.flatMap(\.streams))
-        guard mode != .off else { return }
+        guard mode != .off, mode != .noPause || rules.contains(where: { $0.action == .ignore }) else { return }
         var byPID: [Int32: [SinkInput]] = [:]
         for input in inputs where !input.corked && !DuckPlan.isOwn(input) {
             guard let text = input.properties["application.process.id"], let pid = Int32(text), pid > 0 else { continue }

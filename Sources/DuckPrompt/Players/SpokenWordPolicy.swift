@@ -30,8 +30,12 @@ public enum PauseMode: Sendable, Equatable {
     case spokenWord
     /// Every player that can pause (`--duck-mode pause`), save those a rule says to ignore.
     case every
-    /// None (`--no-pause`, `--duck-mode none`): every stream is ducked as before; the session
+    /// None (`--no-pause`): spoken word is ducked as any stream, but a player a config rule
+    /// says to ignore is still left alone (a screen reader); without such a rule the session
     /// bus is not contacted.
+    case noPause
+    /// Off (`--duck-mode none`, which leaves every stream alone): the session bus is not
+    /// contacted.
     case off
 }
 
@@ -67,13 +71,18 @@ public enum SpokenWordPolicy {
     /// (`application.name`). In order: the first config rule that matches; with `.every`,
     /// pause; a player on the default list; a spoken-word genre; else duck. A player that
     /// cannot pause, or is not playing, is ducked whatever the rule (a rule's `ignore` still
-    /// holds).
+    /// holds). With `.noPause` only a rule's `ignore` holds: everything else is ducked.
     public static func decide(_ player: MPRISPlayer, applicationNames: [String], rules: [PlayerRule],
                               mode: PauseMode) -> PlayerDecision {
         guard mode != .off else { return PlayerDecision(action: .duck, reason: "pausing is off") }
         var wanted: PlayerDecision? = nil
         let names = [player.identity, player.desktopEntry] + applicationNames
-        if let rule = rules.first(where: { rule in names.contains { !$0.isEmpty && matches(rule.pattern, $0) } }) {
+        let rule = rules.first { rule in names.contains { !$0.isEmpty && matches(rule.pattern, $0) } }
+        if mode == .noPause {
+            guard let rule, rule.action == .ignore else { return PlayerDecision(action: .duck, reason: "--no-pause") }
+            return PlayerDecision(action: .ignore, reason: "config rule '\(rule.pattern)'")
+        }
+        if let rule {
             wanted = PlayerDecision(action: rule.action, reason: "config rule '\(rule.pattern)'")
         } else if mode == .every {
             wanted = PlayerDecision(action: .pause, reason: "--duck-mode pause")

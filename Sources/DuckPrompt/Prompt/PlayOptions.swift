@@ -67,11 +67,13 @@ public struct PlayOptions: Sendable {
     /// `rewindMs`: 0 … 60000 ms.
     public static let rewindRangeMs = 0...60_000
 
-    /// Which MPRIS players the prompt pauses: none with `--no-pause` or `--duck-mode none`
-    /// (which leaves every stream as it is), every one that can pause with `--duck-mode
-    /// pause`, else spoken word (`SpokenWordPolicy`).
+    /// Which MPRIS players the prompt pauses: none with `--duck-mode none` (which leaves
+    /// every stream as it is), none with `--no-pause` (but a player a rule ignores is left
+    /// alone), every one that can pause with `--duck-mode pause`, else spoken word
+    /// (`SpokenWordPolicy`).
     public var pauseMode: PauseMode {
-        guard pausePlayers, duckMode != .none else { return .off }
+        guard duckMode != .none else { return .off }
+        guard pausePlayers else { return .noPause }
         return duckMode == .pause ? .every : .spokenWord
     }
 
