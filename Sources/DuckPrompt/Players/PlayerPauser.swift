@@ -137,31 +137,19 @@ final class PlayerPauser {
     /// - Parameter ageFrom: a recovery's clock (seconds since 1970): pauses older than
     ///   `PausedPlayer.staleAfterSeconds` are left; nil for the prompt's own players.
     static func resume(_ players: [PausedPlayer], on bus: SessionBusClient, ageFrom now: Double? = nil) -> Lines {
-        var lines = Lines()
-        for player in players {
-            let current: MPRISPlayer?
+        var (found, lines) = resumable(players, on: bus, ageFrom: now)
+        for (player, current, seekUs) in found {
             do {
-                current = try look(at: player, on: bus)
+                if seekUs != 0 {
+                    try bus.call(player.busName, MPRISPlayer.objectPath, MPRISPlayer.playerInterface, "Seek",
+                                 [.int64(seekUs)], timeoutMs: timeoutMs) { _ in }
+                }
+                try bus.call(player.busName, MPRISPlayer.objectPath, MPRISPlayer.playerInterface, "Play",
+                             timeoutMs: timeoutMs) { _ in }
+                let at = current?.positionUs.map { " at " + SpokenWordPolicy.seconds(max(0, $0 + seekUs)) } ?? ""
+                lines.notes.append("resumed: \(player.label)\(at) (rewound \(SpokenWordPolicy.seconds(-seekUs)))")
             } catch {
                 lines.warnings.append("could not resume \(player.label): \(Self.describe(error))")
-                continue
-            }
-            switch SpokenWordPolicy.resume(player, now: current, ageSeconds: now.map { $0 - player.pausedAt }) {
-            case .leave(let why):
-                lines.notes.append("not resumed: \(player.label): \(why)")
-            case .resume(let seekUs):
-                do {
-                    if seekUs != 0 {
-                        try bus.call(player.busName, MPRISPlayer.objectPath, MPRISPlayer.playerInterface, "Seek",
-                                     [.int64(seekUs)], timeoutMs: timeoutMs) { _ in }
-                    }
-                    try bus.call(player.busName, MPRISPlayer.objectPath, MPRISPlayer.playerInterface, "Play",
-                                 timeoutMs: timeoutMs) { _ in }
-                    let at = current?.positionUs.map { " at " + SpokenWordPolicy.seconds(max(0, $0 + seekUs)) } ?? ""
-                    lines.notes.append("resumed: \(player.label)\(at) (rewound \(SpokenWordPolicy.seconds(-seekUs)))")
-                } catch {
-                    lines.warnings.append("could not resume \(player.label): \(Self.describe(error))")
-                }
             }
         }
         return lines
@@ -172,20 +160,31 @@ final class PlayerPauser {
     /// Resuming them first would have the new prompt find them corked, then duck them as they
     /// start again.
     static func adoptable(_ players: [PausedPlayer], on bus: SessionBusClient, ageFrom now: Double) -> ([PausedPlayer], Lines) {
-        var adopted: [PausedPlayer] = []
+        let (found, lines) = resumable(players, on: bus, ageFrom: now)
+        return (found.map(\.player), lines)
+    }
+
+    /// Each of `players` that `SpokenWordPolicy.resume` would resume now, with what its bus
+    /// name shows and the seek (µs); a line for each of the others: left as it is (for `-v`),
+    /// or not answering (a warning).
+    private static func resumable(_ players: [PausedPlayer], on bus: SessionBusClient, ageFrom now: Double?)
+        -> ([(player: PausedPlayer, current: MPRISPlayer?, seekUs: Int64)], Lines) {
+        var found: [(player: PausedPlayer, current: MPRISPlayer?, seekUs: Int64)] = []
         var lines = Lines()
         for player in players {
+            let current: MPRISPlayer?
             do {
-                let current = try look(at: player, on: bus)
-                switch SpokenWordPolicy.resume(player, now: current, ageSeconds: now - player.pausedAt) {
-                case .leave(let why): lines.notes.append("not resumed: \(player.label): \(why)")
-                case .resume: adopted.append(player)
-                }
+                current = try look(at: player, on: bus)
             } catch {
                 lines.warnings.append("could not resume \(player.label): \(Self.describe(error))")
+                continue
+            }
+            switch SpokenWordPolicy.resume(player, now: current, ageSeconds: now.map { $0 - player.pausedAt }) {
+            case .leave(let why): lines.notes.append("not resumed: \(player.label): \(why)")
+            case .resume(let seekUs): found.append((player, current, seekUs))
             }
         }
-        return (adopted, lines)
+        return (found, lines)
     }
 
     /// What a paused player's bus name shows now: nil when no one owns it.
