@@ -154,7 +154,8 @@ public enum DuckPrompt {
     ///
     /// - Parameter cancellation: `cancel()` it from another thread (a signal-handling thread,
     ///   a UI thread) to stop the prompt as cancelling `play`'s Task would: every ducked
-    ///   stream is ramped back, then this throws `CancellationError`.
+    ///   stream is ramped back, then this throws `CancellationError`, and
+    ///   `cancellation.report` tells what the prompt had done.
     /// - Throws: what `play(_:options:server:)` throws.
     public static func playBlocking(_ sources: [any PromptSource], options: PlayOptions = PlayOptions(),
                                     server: ServerOptions = ServerOptions(),

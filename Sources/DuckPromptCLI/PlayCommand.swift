@@ -90,21 +90,32 @@ enum PlayCommand {
         do {
             let report = try DuckPrompt.playBlocking(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute,
                                                      options: options, server: server, cancellation: cancellation)
-            for note in report.recoveryNotes { DuckPromptCLI.printError(note) }
-            if r.has("verbose") {
-                let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
-                StandardStreams.writeError("""
-                    duckprompt: played \(report.framesPlayed) frames on \(report.route.sink.name): \(report.route.reason)
-                    duckprompt: pre-roll \(report.preRollMs) ms\(report.preRollMs > 0 ? " (the sink was not running)" : "")
-                    duckprompt: ducked and restored: \(ducked.isEmpty ? "none" : ducked)
-
-                    """)
-                for note in report.playerNotes { StandardStreams.writeError("duckprompt: \(note)\n") }
-            }
+            Self.printReport(report, verbose: r.has("verbose"))
             return 0
         } catch is CancellationError {
             let signal = signals.received ?? SIGINT
+            if let report = cancellation.report {
+                Self.printReport(report, verbose: r.has("verbose"), stoppedBy: signal)
+            }
             return 128 + signal
         }
+    }
+
+    /// A prompt's warnings (whatever the verbosity), and with `-v` where it went, the pre-roll,
+    /// the streams ducked and restored and the players paused and resumed. `stoppedBy`: the
+    /// signal that cancelled it.
+    private static func printReport(_ report: PlayReport, verbose: Bool, stoppedBy signal: Int32? = nil) {
+        for note in report.recoveryNotes { DuckPromptCLI.printError(note) }
+        guard verbose else { return }
+        let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
+        let played = signal.map { "stopped by \(SignalTrap.name($0)) after \(report.framesPlayed) frames" }
+            ?? "played \(report.framesPlayed) frames"
+        StandardStreams.writeError("""
+            duckprompt: \(played) on \(report.route.sink.name): \(report.route.reason)
+            duckprompt: pre-roll \(report.preRollMs) ms\(report.preRollMs > 0 ? " (the sink was not running)" : "")
+            duckprompt: ducked and restored: \(ducked.isEmpty ? "none" : ducked)
+
+            """)
+        for note in report.playerNotes { StandardStreams.writeError("duckprompt: \(note)\n") }
     }
 }

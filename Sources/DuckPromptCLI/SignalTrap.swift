@@ -45,6 +45,16 @@ final class SignalTrap: @unchecked Sendable {
 
     var received: Int32? { lock.withLock { first } }
 
+    /// "SIGTERM" for 15: the name of one of the signals a trap catches, else "signal N".
+    static func name(_ signal: Int32) -> String {
+        switch signal {
+        case SIGINT: "SIGINT"
+        case SIGTERM: "SIGTERM"
+        case SIGHUP: "SIGHUP"
+        default: "signal \(signal)"
+        }
+    }
+
     /// Calls `handler` on the trap's thread for every signal from now on (at once, if one came
     /// already).
     func onSignal(_ handler: @escaping @Sendable () -> Void) {

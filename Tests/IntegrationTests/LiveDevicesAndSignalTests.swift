@@ -61,7 +61,7 @@ struct LiveDevicesAndSignalTests {
         try DuckIntegrationTests.player(rig, sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 4000, hertz: 6000)
         try recorder.waitForAudio(seconds: 1.0)
         try promptRecorder.waitForAudio(seconds: 1.0)
-        let player = try Background([duckpromptBinary, "play", prompt])
+        let player = try Background([duckpromptBinary, "play", "-v", prompt], captureStderr: true)
         let ducked = try eventually(timeout: 3) {
             guard let now = try Pactl.volume(ofApp: app) else { return false }
             // -20 dB is a factor of 0.464 on the cubic pa_volume_t scale.
@@ -73,6 +73,14 @@ struct LiveDevicesAndSignalTests {
         let exit = player.wait(timeout: 3)
         #expect(exit == status)
         #expect(try Pactl.volume(ofApp: app) == before, "pa_cvolume not restored after signal \(signal)")
+        // -v says what the stopped prompt did: where it went and which streams it ducked and
+        // restored (the music among them).
+        let stderr = String(decoding: player.bytes, as: UTF8.self)
+        let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal] ?? "?"
+        #expect(stderr.hasPrefix("duckprompt: stopped by \(name) after ") && stderr.contains(" frames on \(bt): "), "\(stderr)")
+        let musicIndex = try #require(try DuckIntegrationTests.index(ofApp: app))
+        #expect(stderr.split(separator: "\n").contains { $0.hasPrefix("duckprompt: ducked and restored: ") && $0.contains("#\(musicIndex)") },
+                "\(stderr)")
         // Restored with a ramp, not a jump: the music (300 Hz) never changes by more than
         // `Levels.rampStepLimit` from one 10 ms window to the next, before, during or after the signal.
         try recorder.waitForMoreAudio(seconds: 1.0)

@@ -229,17 +229,22 @@ final class PromptRun {
         }
     }
 
-    /// The prompt's result for its ending: the report, or the error to throw.
+    /// The prompt's result for its ending: the report, or the error to throw. A cancelled
+    /// prompt's report is kept for its caller (`PlayCancellation.report`).
     func end(_ ending: PromptLifecycle.Ending) throws -> PlayReport {
+        let report = route.map { route in
+            PlayReport(route: route, duckedStreams: session?.touched.sorted() ?? [],
+                       framesPlayed: streams.reduce(keptFrames) { $0 + $1.framesWritten },
+                       recoveryNotes: notes + (pauser?.warnings ?? []), preRollMs: preRoll,
+                       playerNotes: pauser?.notes ?? [])
+        }
         if let error = Self.error(for: ending, journalPath: session?.journal?.path,
                                   server: connection.serverDescription) {
+            if error is CancellationError { control.report = report }
             throw error
         }
-        guard let route else { preconditionFailure("played without a route") }
-        return PlayReport(route: route, duckedStreams: session?.touched.sorted() ?? [],
-                          framesPlayed: streams.reduce(keptFrames) { $0 + $1.framesWritten },
-                          recoveryNotes: notes + (pauser?.warnings ?? []), preRollMs: preRoll,
-                          playerNotes: pauser?.notes ?? [])
+        guard let report else { preconditionFailure("played without a route") }
+        return report
     }
 
     /// What a prompt that ended so throws; nil when it played (whole, its duck released or

@@ -39,6 +39,14 @@ final class InterruptControl: @unchecked Sendable {
     /// Why a newer prompt stopped this one (`stop(reason:)`), nil otherwise.
     var stopReason: String? { lock.withLock { reason } }
 
+    private var cancelledReport: PlayReport?
+
+    /// What a cancelled prompt had done (`PlayCancellation.report`). Thread-safe.
+    var report: PlayReport? {
+        get { lock.withLock { cancelledReport } }
+        set { lock.withLock { cancelledReport = newValue } }
+    }
+
     /// Stops the prompt because a newer one interrupts it: like `cancel()`, but the duck is
     /// handed over rather than released.
     func stop(reason: String) {
@@ -85,6 +93,12 @@ public final class PlayCancellation: Sendable {
 
     /// Whether `cancel()` was called.
     public var isCancelled: Bool { control.isCancelled }
+
+    /// Once `playBlocking` has thrown `CancellationError`: what the prompt had done by then
+    /// (where it went, the frames handed to the server, the streams it ducked, each ramped
+    /// back, the players it paused and resumed, and its warnings); nil when it was cancelled
+    /// before it was routed.
+    public var report: PlayReport? { control.report }
 }
 
 /// Runs blocking libpulse work on its own thread (it waits on the threaded mainloop's
