@@ -48,7 +48,12 @@ let package = Package(
                 swiftSettings: foundationFree),
         .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt", "DuckPromptService", "DuckPromptLab", "DuckPromptProbe"],
                 swiftSettings: foundationFree),
-        .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI"], swiftSettings: foundationFree),
+        // pcaudiolib's create_audio_device_object, defined to open nothing and exported, so that
+        // libespeak-ng 1.51 binds to it and opens no stray stream on the default sink
+        // (Sources/CEspeakNoAudio/no_audio_device.c says why).
+        .target(name: "CEspeakNoAudio"),
+        .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI", "CEspeakNoAudio"], swiftSettings: foundationFree,
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=create_audio_device_object"])]),
         // Scripts/make-man's generator of the man pages' sources (ManPage.swift); not installed.
         .executableTarget(name: "duckprompt-man", dependencies: ["DuckPromptCLI"]),
         // Measuring aids: tone streams and stamped monitor recordings (BenchProbe), for the

@@ -188,4 +188,28 @@ extension MultiPartTests {
         #expect(abs((depth.before - depth.ducked) - 20) <= 1, "ducked \(depth.before - depth.ducked) dB")
         #expect(try Pactl.volume(ofApp: app) == original)
     }
+
+    @Test("say opens one stream, the prompt's: libespeak-ng's audio probe ('eSpeak', 'Text-to-Speech') never reaches the default sink")
+    func sayOpensOneStream() throws {
+        try TestServer.requireServer()
+        let rig = Rig()
+        let speaker = try rig.speaker()
+        let bt = try rig.bluetooth()
+        let events = try Background(["stdbuf", "-oL", "pactl", "subscribe"])
+        defer { events.stop() }
+        // Subscribed once it reports a change of ours (the default sink, back and forth).
+        let subscribed = try eventually {
+            try Pactl.call("set-default-sink", bt)
+            try Pactl.call("set-default-sink", speaker)
+            return String(decoding: events.bytes, as: UTF8.self).contains("'change' on server")
+        }
+        #expect(subscribed, "pactl subscribe reported nothing")
+        let result = try run([duckpromptBinary, "say", "Turn left"], check: false)
+        #expect(result.status == 0, "\(result.stderr)")
+        Thread.sleep(forTimeInterval: 0.3)
+        let log = String(decoding: events.stop(), as: UTF8.self)
+        let streams = log.split(separator: "\n").filter { $0.contains("'new' on sink-input") }
+        // libespeak-ng 1.51 would open a second one on the default sink (CEspeakNoAudio).
+        #expect(streams.count == 1, "\(streams)")
+    }
 }
