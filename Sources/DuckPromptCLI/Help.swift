@@ -42,7 +42,7 @@ enum Help {
       --version               Show duckprompt, libpulse and libsndfile versions.
       -h, --help              Show this help.
 
-    See 'duckprompt <subcommand> --help'.
+    See 'duckprompt <subcommand> --help', or 'duckprompt help <subcommand>'.
 
     EXIT STATUS:
       0                       Success.

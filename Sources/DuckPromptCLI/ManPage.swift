@@ -40,8 +40,14 @@ public enum ManPage {
             let takesCommon = common.allSatisfy(help.blocks.contains)
             out.macro("SS", verb)
             var heading = ""
-            for block in help.blocks {
-                if takesCommon, common.contains(block) { continue }
+            let own = help.blocks.filter { !(takesCommon && common.contains($0)) }
+            // A heading left with nothing under it (restore's OPTIONS: the common ones alone).
+            let kept = own.enumerated().filter { index, block in
+                guard case .heading = block else { return true }
+                guard index + 1 < own.count, case .heading = own[index + 1] else { return index + 1 < own.count }
+                return false
+            }.map(\.element)
+            for block in kept {
                 defer { if case .heading(let name) = block { heading = name } else { heading = "" } }
                 switch block {
                 case .heading("OVERVIEW"), .heading("USAGE"):
