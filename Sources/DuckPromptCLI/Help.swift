@@ -120,7 +120,8 @@ enum Help {
                               prompts (media.role=navigation: what you set in pavucontrol):
                               -6dB, 80%; +6dB raises it; from -200dB to +20dB. That saved
                               volume is left as it was, also when the prompt is killed.
-                              Default: the saved volume.
+                              Default: the saved volume. A saved volume of 0 or muted is
+                              played as it is, never scaled, with a warning on stderr.
       --latency-msec MS       Prompt stream buffer (tlength) in ms, as paplay's, 1 to 10000;
                               default: 220 ms refilled 100 ms at a time (the sink runs at
                               10 ms).

@@ -105,7 +105,7 @@ enum PlayCommand {
     /// the streams ducked and restored and the players paused and resumed. `stoppedBy`: the
     /// signal that cancelled it.
     private static func printReport(_ report: PlayReport, verbose: Bool, stoppedBy signal: Int32? = nil) {
-        for note in report.recoveryNotes { DuckPromptCLI.printError(note) }
+        for note in report.recoveryNotes + report.warnings { DuckPromptCLI.printError(note) }
         guard verbose else { return }
         let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
         let played = signal.map { "stopped by \(SignalTrap.name($0)) after \(report.framesPlayed) frames" }

@@ -15,6 +15,11 @@ public struct PlayReport: Sendable {
     /// What was done with MPRIS players, one line each ("paused: …", "resumed: …", "ducked,
     /// not paused: …"); `recoveryNotes` carries what went wrong with them (no session bus).
     public var playerNotes: [String] = []
+    /// What a listener may not have heard, one line each: "played at -inf dB (the saved volume
+    /// for media.role=navigation is 0: raise it in pavucontrol)", or "played muted (…)", read
+    /// from the prompt stream's own volume after its last sample (`pa_context_get_sink_input_info`).
+    /// Empty when the prompt was audible as far as its own volume goes.
+    public var warnings: [String] = []
 }
 
 /// What `DuckPrompt.restore` did.

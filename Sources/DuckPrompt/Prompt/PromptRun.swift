@@ -77,8 +77,15 @@ final class PromptRun {
     /// One per part, opened in part order.
     private var streams: [PromptStream] = []
     private var properties: [String: String] = [:]
-    /// The saved volume for the prompt's `media.role`, read under a relative `--volume`.
+    /// The saved volume for the prompt's `media.role`, read under a relative `--volume`: only a
+    /// real read, never a silent one (`ready`).
     private var slot: ChannelVolumes?
+    /// Whether the saved volume was read (or found unknown): it is read once, from the first stream.
+    private var slotRead = false
+    /// The server is pipewire-pulse (`pa_server_info.server_name`), known once routed.
+    private var onPipeWire = false
+    /// What a listener may not have heard (`PlayReport.warnings`).
+    private var warnings: [String] = []
 
     /// Connects again when the held connection failed (the `Prompter`'s, which replaces its own).
     private let reconnect: () throws -> PulseConnection
@@ -186,6 +193,7 @@ final class PromptRun {
             let playing = stream(part)
             let done = try duck.run(toGain: nil, until: { playing.drainedLocked }, stop: stopRequested,
                                     deadline: deadline, what: "playing the prompt")
+            if done, part == groups.count - 1 { checkAudible(playing) }
             return done ? .drained(part: part) : .stopped(stopCause)
         case .fadeOut(let part):
             stream(part).fadeOutAndStop(restoring: slot)
@@ -236,7 +244,7 @@ final class PromptRun {
             PlayReport(route: route, duckedStreams: session?.touched.sorted() ?? [],
                        framesPlayed: streams.reduce(keptFrames) { $0 + $1.framesWritten },
                        recoveryNotes: notes + (pauser?.warnings ?? []), preRollMs: preRoll,
-                       playerNotes: pauser?.notes ?? [])
+                       playerNotes: pauser?.notes ?? [], warnings: warnings)
         }
         if let error = Self.error(for: ending, journalPath: session?.journal?.path,
                                   server: connection.serverDescription) {
@@ -331,6 +339,7 @@ final class PromptRun {
         control.attach(connection, shared: true)
         // A held prompter's copy of the server, kept current from events; else read now.
         let (snapshot, info) = try connection.currentSnapshot()
+        onPipeWire = info.serverName.contains("PipeWire")
         let route = try DuckPrompt.route(snapshot, request: options.device, config: options.config)
         self.route = route
         depth = switch options.duckMode {
@@ -348,7 +357,7 @@ final class PromptRun {
         // The duck of a prompt this one interrupted continues: no release in between.
         if let handed { plan.adopt(handed, live: snapshot.sinkInputs) }
         let session = try DuckSession(connection: connection, plan: plan, inputs: snapshot.sinkInputs,
-                                      onPipeWire: info.serverName.contains("PipeWire"))
+                                      onPipeWire: onPipeWire)
         self.session = session
         // Its own ramp writes are not read back into the mirror one by one.
         connection.holdMirrorInputs(true)
@@ -400,18 +409,42 @@ final class PromptRun {
     /// Waits until part `part`'s stream is connected, and keeps the duck off it. `--volume` is
     /// relative to the server's saved volume for the prompt's media.role (the user's
     /// pavucontrol setting for prompts): read from the first stream, which starts at it, and
-    /// journaled, so that it is set back even if this prompt dies.
+    /// journaled, so that it is set back even if this prompt dies. Only a real read is used
+    /// (`PromptStream.ownVolume(onPipeWire:until:)`), and a silent one (0, muted) is never
+    /// scaled and written: a saved volume must never become silence.
     private func ready(_ part: Int) throws {
         let stream = stream(part)
         duck.exclude(try stream.waitReady())
         guard let gain = options.volume else { return }
-        if slot == nil, let own = try stream.ownVolume() {
-            slot = own
-            let role = properties[PulseConnection.mediaRoleKey]
-            duck.journal?.setPromptSlot(DuckJournal.Ended(key: RestoreKey(mediaRole: role), original: own),
-                                        plan: connection.withLock { duck.plan })
+        if !slotRead {
+            slotRead = true
+            let deadline = ContinuousClock.now + min(connection.answerTimeout, Self.volumeReadWait)
+            let own = try stream.ownVolume(onPipeWire: onPipeWire, until: deadline)
+            DebugTrace.write("prompt's saved volume: \(own.map { "\($0.volume)\($0.muted ? " muted" : "")" } ?? "unknown")")
+            if let own, !own.isSilent {
+                slot = own.volume
+                let role = properties[PulseConnection.mediaRoleKey]
+                duck.journal?.setPromptSlot(DuckJournal.Ended(key: RestoreKey(mediaRole: role), original: own.volume),
+                                            plan: connection.withLock { duck.plan })
+            }
         }
         if let slot { stream.setOwnVolume(VolumeMath.scale(slot, by: gain.value)) }
+    }
+
+    /// How long a relative `--volume` waits for pipewire-pulse to know the stream's volume
+    /// (`ready`); without it by then, the prompt plays at the server's volume, unscaled.
+    static let volumeReadWait: Duration = .seconds(2)
+
+    /// After the last sample: whether the prompt played at -inf dB or muted (its stream's own
+    /// volume, `pa_context_get_sink_input_info`). Then a warning that names the role's saved
+    /// volume goes into the report, for the command's stderr and the service's message.
+    private func checkAudible(_ stream: PromptStream) {
+        let deadline = ContinuousClock.now + min(connection.answerTimeout, .milliseconds(500))
+        guard let own = try? stream.ownVolume(onPipeWire: onPipeWire, until: deadline), own.isSilent else { return }
+        let role = properties[PulseConnection.mediaRoleKey] ?? "navigation"
+        warnings.append(own.muted
+            ? "played muted (the saved volume for media.role=\(role) is muted: unmute it in pavucontrol)"
+            : "played at -inf dB (the saved volume for media.role=\(role) is 0: raise it in pavucontrol)")
     }
 }
 

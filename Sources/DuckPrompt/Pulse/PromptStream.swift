@@ -231,7 +231,9 @@ final class PromptStream: @unchecked Sendable {
     /// `pa_stream_cork`, `pa_stream_flush`.
     func fadeOutAndStop(durationMs: Int = 50, restoring own: ChannelVolumes? = nil) {
         let index = connection.withLock { pa_stream_get_index(stream) }
-        if index != dp_pa_invalid_index(), let input = try? connection.sinkInput(index), input.hasVolume {
+        // A volume of 0 is not faded (and, on PipeWire, may be no volume yet: never written back).
+        if index != dp_pa_invalid_index(), let input = try? connection.sinkInput(index), input.hasVolume,
+           !input.volume.values.allSatisfy({ $0 == 0 }) {
             let pending = PendingOperations(mainloop: connection.mainloop)
             let steps = max(1, durationMs / 5)
             let start = ContinuousClock.now
@@ -257,16 +259,76 @@ final class PromptStream: @unchecked Sendable {
         connection.withLock { stopLocked() }
     }
 
-    /// The stream's own volume as the server has it now (`pa_context_get_sink_input_info`):
-    /// at first, the volume its restore policy saved for the stream's `media.role`. Nil when
-    /// the stream has no index yet or no volume.
+    /// A stream's own volume and mute, as read from the server.
+    struct OwnVolume: Equatable {
+        /// `pa_sink_input_info.volume`, one `pa_volume_t` per channel.
+        var volume: ChannelVolumes
+        /// `pa_sink_input_info.mute`.
+        var muted: Bool
+        /// Whether a prompt at this volume is silence: muted, or every channel at 0 (-inf dB).
+        var isSilent: Bool { muted || volume.values.allSatisfy { $0 == 0 } }
+    }
+
+    /// The stream's own volume once the server really has it (`pa_context_get_sink_input_info`):
+    /// at first, the volume its restore policy saved for the stream's `media.role`.
+    ///
+    /// pipewire-pulse answers 0 on every channel, not muted, until it has read the node's
+    /// `Props` (its `VOLUME_INIT` has no channels): a few hundred µs after the stream is ready
+    /// on a quiet machine, far longer on a loaded one. On PipeWire such a read is therefore
+    /// not taken as a volume: the node's own `Props` are asked for (`PipeWireWatch`) and the
+    /// sink-input read again after each of its change events, until a real value comes or
+    /// `deadline`. A 0 the node itself reports is real (the user saved 0 for the role).
+    /// - Parameter onPipeWire: the server is pipewire-pulse (`pa_server_info.server_name`).
+    /// - Returns: nil when the stream has no index yet or no volume, or when on PipeWire no real
+    ///   value came by `deadline`: then nothing may be computed from it.
     /// - Throws: `.unavailable` when the server does not answer.
-    func ownVolume() throws -> ChannelVolumes? {
+    func ownVolume(onPipeWire: Bool, until deadline: ContinuousClock.Instant) throws -> OwnVolume? {
         let index = connection.withLock { pa_stream_get_index(stream) }
-        guard index != dp_pa_invalid_index(), let input = try connection.sinkInput(index), input.hasVolume else {
+        guard index != dp_pa_invalid_index(), var input = try connection.sinkInput(index), input.hasVolume else {
             return nil
         }
-        return input.volume
+        var read = OwnVolume(volume: input.volume, muted: input.mute)
+        guard onPipeWire, !read.muted, read.volume.values.allSatisfy({ $0 == 0 }) else { return read }
+        DebugTrace.write("prompt stream #\(index): pipewire-pulse answers volume 0 (not yet read from its node)")
+        let inbox = EventInbox(mainloop: connection.mainloop)
+        try connection.subscribe(into: inbox)
+        defer { connection.unsubscribe(inbox) }
+        let (watch, node) = connection.withLock { () -> (PipeWireWatch?, UInt32?) in
+            guard let watch = connection.pipeWireWatchLocked() else { return (nil, nil) }
+            watch.inboxes.append(inbox)
+            return (watch, watch.watchLocked(input))
+        }
+        defer {
+            connection.withLock {
+                if let node { watch?.unwatchLocked(node: node) }
+                watch?.inboxes.removeAll { $0 === inbox }
+            }
+        }
+        while true {
+            // Wait for the node's volume or a change of the stream.
+            let (nodeVolume, changed) = connection.withLock { () -> (ChannelVolumes?, Bool) in
+                connection.withWakeupLocked(at: deadline) {
+                    while true {
+                        let volume = inbox.nodeVolumes.last { $0.node == node }?.volume
+                        let changed = inbox.events.contains { $0.facility == .sinkInput && $0.index == index }
+                        inbox.nodeVolumes.removeAll()
+                        inbox.events.removeAll()
+                        inbox.lostNodes.removeAll()
+                        if volume != nil || changed || ContinuousClock.now >= deadline || !connection.isAliveLocked {
+                            return (volume, changed)
+                        }
+                        connection.waitLocked()
+                    }
+                }
+            }
+            if nodeVolume == nil && !changed { return nil }
+            guard let again = try connection.sinkInput(index) else { return nil }
+            input = again
+            read = OwnVolume(volume: input.volume, muted: input.mute)
+            if read.muted || !read.volume.values.allSatisfy({ $0 == 0 }) { return read }
+            // The node itself says 0: the saved volume really is 0.
+            if let nodeVolume { return OwnVolume(volume: nodeVolume, muted: false) }
+        }
     }
 
     /// Sets the stream's own volume (`pa_context_set_sink_input_volume`) and waits for the
