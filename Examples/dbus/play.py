@@ -32,9 +32,14 @@ try:
                           GLib.VariantType("(t)"), Gio.DBusCallFlags.NONE, -1, None)
 except GLib.Error as error:
     # e.g. GDBus.Error:io.github.duckprompt.DuckPrompt1.Error.NoInput: /x.wav: no such file
+    # PyGObject's GLib.Error is a copy: Gio.DBusError.strip_remote_error cannot change its
+    # message, so the "GDBus.Error:NAME: " prefix is cut here.
     name = Gio.DBusError.get_remote_error(error)
-    Gio.DBusError.strip_remote_error(error)
-    print("error:", name, error.message)
+    message = error.message
+    prefix = "GDBus.Error:%s: " % name
+    if name and message.startswith(prefix):
+        message = message[len(prefix):]
+    print("error:", name, message)
     sys.exit(1)
 wanted["id"] = reply.unpack()[0]
 print("queued", wanted["id"], flush=True)

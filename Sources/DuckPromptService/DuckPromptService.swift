@@ -128,6 +128,12 @@ public final class DuckPromptService: Sendable {
             switch method {
             case DP_BUS_PLAY:
                 let files = try call.readStrings()
+                // A sandboxed caller may not borrow the service's rights to read host files:
+                // one answer for every path, before any is looked at (nothing to probe).
+                if let why = CallerSandbox.verdict(CallerSandbox.facts(of: call.senderPID)) {
+                    throw AccessDenied("Play by path is refused: the caller is sandboxed (\(why)); "
+                                       + "pass the file's descriptor with PlayFd, or the text with Say")
+                }
                 // A relative path would be read from the service's working directory, not the
                 // caller's (under D-Bus activation, /): refused, not guessed.
                 if let relative = files.first(where: { !$0.hasPrefix("/") }) {
@@ -216,6 +222,8 @@ public final class DuckPromptService: Sendable {
     /// `DuckPromptError` `…Error.<Code>` (`errorName(for:)`).
     static func failure(_ error: any Error) -> BusConnection.Answer {
         switch error {
+        case let error as AccessDenied:
+            .error(name: "\(interface).Error.AccessDenied", message: error.message)
         case let error as DuckPromptError where error.limit != nil:
             .error(name: "\(interface).Error.LimitsExceeded", message: error.message)
         case let error as DuckPromptError:
@@ -282,7 +290,8 @@ public final class DuckPromptService: Sendable {
     /// `PromptFinished`'s outcome word and message.
     static func describe(_ outcome: Prompter.Outcome) -> (String, String) {
         switch outcome {
-        case .played(let report): ("played", "on \(report.route.sink.name)")
+        case .played(let report):
+            ("played", (["on \(report.route.sink.name)"] + report.warnings).joined(separator: "; "))
         case .interrupted(let e): ("interrupted", e.message)
         case .replaced(let e): ("replaced", e.message)
         case .dropped(let e): ("dropped", e.message)
@@ -291,6 +300,13 @@ public final class DuckPromptService: Sendable {
         case .failed(let e): ("failed", e.message)
         }
     }
+}
+
+/// A call the caller has no right to make (`…Error.AccessDenied`): Play by path from a
+/// sandboxed caller (`CallerSandbox`).
+struct AccessDenied: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
 }
 
 /// One line on standard error, `duckprompt serve: …`.

@@ -173,5 +173,12 @@ struct VolumeIntegrationTests {
             #expect(result.stderr.contains("played at -inf dB (the saved volume for media.role=navigation is 0: raise it in pavucontrol)"),
                     "\(extra): no warning: \(result.stderr)")
         }
+        // The service says it in PromptFinished's message.
+        let service = try ServiceIntegrationTests.Service()
+        let id = try ServiceIntegrationTests.Service.id(try service.call("Play", "['\(short)']", "{'volume': <-6.0>}"))
+        #expect(try service.finished(id) == "played", "\(service.signals)")
+        #expect(service.signals.contains("played at -inf dB (the saved volume for media.role=navigation is 0"),
+                "no warning in PromptFinished: \(service.signals)")
+        #expect(service.stop() == 0)
     }
 }
