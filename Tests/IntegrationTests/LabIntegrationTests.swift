@@ -126,8 +126,7 @@ struct LabIntegrationTests {
         #expect(end - start > 1.1 && end - start < 1.5, "heard \(start) to \(end): the lab waited for the service")
         let music = try #require(lab.others.first, "\(lab.summary)")
         #expect(abs((music["level_change_db"] as? Double ?? 0) + 20) <= 1 && music["restored"] as? Bool == true, "\(music)")
-        let serving = try run(["pgrep", "-f", "duckprompt serve --exit-idle"], check: false)
-        #expect(serving.stdout.isEmpty, "a lab's service still runs: \(serving.stdout)")
+        // Checked by pid (nothingLeft), not by name: the other server's lab may run its own.
         #expect(lab.processes["service"] != nil, "the activated service in the report: \(lab.processes)")
         #expect(Self.nothingLeft(lab).isEmpty, "\(Self.nothingLeft(lab))")
     }
