@@ -53,7 +53,7 @@ public enum DuckPrompt {
     }
 
     /// Recovery as every command does it in passing: only when no prompt holds the lock.
-    static func recoverInPassing(server: ServerOptions) -> [String] {
+    package static func recoverInPassing(server: ServerOptions) -> [String] {
         guard let store = try? JournalStore(), let lock = try? RuntimeLock.tryAcquire(in: store.runtimeDirectory) else { return [] }
         defer { lock.release() }
         return Recovery.recoverOrphans(store: store, server: server).lines

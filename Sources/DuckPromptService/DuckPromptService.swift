@@ -57,6 +57,9 @@ public final class DuckPromptService: Sendable {
     /// first. Lock held.
     nonisolated(unsafe) private var unread: [UInt64: BusConnection.HeldCall] = [:]
     nonisolated(unsafe) private var nextUnread: UInt64 = 0
+    /// The callers that called `WatchRoute` and are still on the bus: while any is, the
+    /// service does not leave on `--exit-idle`, so none misses a `RouteChanged`. Bus thread.
+    nonisolated(unsafe) private var routeWatchers: Set<String> = []
 
     /// Connects to the sound server (a held `Prompter`) and the session bus, and takes the
     /// bus name.
@@ -66,10 +69,14 @@ public final class DuckPromptService: Sendable {
         self.version = version
         self.server = server
         prompter = try Prompter(server: server)
+        // A prompt of a service killed mid-duck (kill -9) left its journal: repaired now, as
+        // every verb does in passing, not at the next prompt.
+        for line in DuckPrompt.recoverInPassing(server: server) { serviceLog(line) }
         bus = try BusConnection(name: Self.busName, path: Self.objectPath, interface: Self.interface,
                                 version: version) { [unowned self] method, call in
             self.answer(method, call)
         }
+        bus.onNameLost = { [unowned self] name in routeWatchers.remove(name) }
     }
 
     /// Serves until `stop()` (or until `exitIdle` seconds passed with no call and no prompt),
@@ -99,7 +106,7 @@ public final class DuckPromptService: Sendable {
         }
         defer { watching.cancel() }
         let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in
-            lock.withLock { records.isEmpty && unread.isEmpty }
+            routeWatchers.isEmpty && lock.withLock { records.isEmpty && unread.isEmpty }
         } }
         // A descriptor still being read is not played: its caller hears so before the exit.
         let unanswered = lock.withLock { () -> [BusConnection.HeldCall] in
@@ -207,6 +214,9 @@ public final class DuckPromptService: Sendable {
                 }
                 return .values([.string(route.sink.name), .string(route.classification.kind.rawValue),
                                 .string(route.rule), .string(route.reason)])
+            case DP_BUS_WATCH_ROUTE:
+                routeWatchers.insert(call.sender)
+                return .values([])
             case DP_BUS_DEVICES:
                 let listing = try prompter.devices(config: try DuckPromptConfig.load())
                 return .values([.dictionaries(listing.sinkReports.map(\.busDictionary))])
@@ -247,8 +257,18 @@ public final class DuckPromptService: Sendable {
         }
     }
 
+    /// The call's options; a `device` that names no sink now is `Error.Unavailable` at the call
+    /// (the sinks as the prompter's copy of the server has them; a sink that comes later is not
+    /// waited for), so that nothing is queued for a prompt that cannot be routed.
     private func readOptions(_ call: BusReader) throws -> ServiceOptions {
-        try ServiceOptions.parse(try call.readOptions(), defaults: PlayOptions(config: try DuckPromptConfig.load()))
+        let options = try ServiceOptions.parse(try call.readOptions(), defaults: PlayOptions(config: try DuckPromptConfig.load()))
+        if let device = options.play.device {
+            let listing = try prompter.devices(request: device, config: options.play.config)
+            if listing.route == nil {
+                throw listing.routeError ?? DuckPromptError(.unavailable, "no usable sink for \(device)")
+            }
+        }
+        return options
     }
 
     /// Queues the prompt and records who asked for it, under one hold of the lock (its end,
@@ -261,7 +281,8 @@ public final class DuckPromptService: Sendable {
     /// `play`, lock held.
     private func playLocked(_ sources: [any PromptSource], _ options: PlayOptions, by sender: String,
                             name: String) throws -> BusConnection.Answer {
-        let id = try prompter.play(sources, options: options)
+        // A prompt the queue drops at once is Error.Dropped at the call, with no id.
+        let id = try prompter.play(sources, options: options, dropAtCall: true)
         records[id.value] = Record(owner: sender, name: name)
         return .values([.uint64(id.value)])
     }

@@ -64,6 +64,7 @@ public struct ServiceOptions: Sendable {
             }
             wordsPerMinute = rate
         case ("properties", .stringMap(let map)):
+            try PromptLimits.checkProperties(map)
             for (k, v) in map {
                 guard !k.isEmpty else { throw DuckPromptError(.usage, "properties: a property needs a name") }
                 play.properties[k] = v

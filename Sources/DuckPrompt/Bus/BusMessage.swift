@@ -70,7 +70,10 @@ package struct BusReader {
     /// A passed descriptor, duplicated (close-on-exec): the message closes its own.
     package func readDescriptor() throws -> Int32 {
         var fd: Int32 = -1
-        try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "h")), &fd), "reading a descriptor")
+        // A handle whose index names no descriptor passed with the call is the caller's mistake.
+        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "h")), &fd) >= 0 else {
+            throw DuckPromptError(.usage, "the handle names no descriptor passed with the call (pass the open file with it)")
+        }
         let own = fcntl(fd, F_DUPFD_CLOEXEC, 3)
         guard own >= 0 else { throw BusError(errno: -Glibc.errno, what: "duplicating the passed descriptor") }
         return own

@@ -50,6 +50,9 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         case duration
         /// A client has `PromptLimits.promptsPerClient` prompts unfinished.
         case promptsPerClient
+        /// A prompt's stream properties are over `PromptLimits.maxProperties`, or a name or a
+        /// value over `PromptLimits.maxPropertyBytes`.
+        case properties
     }
 
     public var code: Code

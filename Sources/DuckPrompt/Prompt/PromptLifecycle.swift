@@ -14,8 +14,9 @@
 /// 4. per part: ready it, uncork it, open the next part's stream (corked, prefilled while this
 ///    one plays), hold the duck until this one has drained (`hold`);
 /// 5. the prompt's own volume is set back (`restorePromptVolume`, only under a relative
-///    `--volume`); then, played whole with another prompt waiting (`checkQueue`), or
-///    interrupted by a newer prompt, the duck is handed over (`handOver`), else released
+///    `--volume`); then, played whole or cancelled with another prompt waiting
+///    (`checkQueue`), or interrupted by a newer prompt, the duck is handed over (`handOver`),
+///    so that the music does not come up between the two prompts, else released
 ///    (`release`, then `finishDuck`: every write confirmed, the journal removed);
 /// 6. the end (`end`), with its `Ending`.
 ///
@@ -138,7 +139,8 @@ struct PromptLifecycle: Sendable, Equatable {
         case fadingOut(part: Int, why: Failure)
         /// The prompt's own volume is set back; then the duck ends for the reason `after`.
         case restoringVolume(after: Stop)
-        case checkingQueue
+        /// Is another prompt waiting? Then the duck ended for the reason given is handed over.
+        case checkingQueue(Stop)
         case handingOver(Stop)
         case releasing(Stop)
         case finishing(Stop)
@@ -222,12 +224,12 @@ struct PromptLifecycle: Sendable, Equatable {
         case (.restoringVolume(let stop), .promptVolumeRestored):
             return endDuck(stop)
 
-        case (.checkingQueue, .queueChecked(let another)):
+        case (.checkingQueue(let stop), .queueChecked(let another)):
             if another {
-                state = .handingOver(.played)
+                state = .handingOver(stop)
                 return .handOver
             }
-            state = .releasing(.played)
+            state = .releasing(stop)
             return .release
 
         case (.handingOver(let stop), .handedOver(let taken)):
@@ -235,7 +237,8 @@ struct PromptLifecycle: Sendable, Equatable {
                 switch stop {
                 case .played: return finish(.played(handedOver: true))
                 case .stopped(.interrupted(let reason)): return finish(.interrupted(reason: reason))
-                case .stopped(let other): preconditionFailure("only a played or interrupted prompt hands over, not \(other)")
+                case .stopped(.cancelled): return finish(.cancelled)
+                case .stopped(let other): preconditionFailure("only a played, cancelled or interrupted prompt hands over, not \(other)")
                 }
             }
             // No prompt was left to adopt it: this prompt releases it after all.
@@ -300,17 +303,18 @@ struct PromptLifecycle: Sendable, Equatable {
         return endDuck(stop)
     }
 
-    /// Played whole: hand over if another prompt waits. Interrupted by a newer prompt: hand
-    /// over. Cancelled or failed: release.
+    /// Played whole or cancelled: hand over if another prompt waits (a cancel must not bring
+    /// the music up between two prompts). Interrupted by a newer prompt: hand over. Failed:
+    /// release.
     private mutating func endDuck(_ stop: Stop) -> Action {
         switch stop {
-        case .played:
-            state = .checkingQueue
+        case .played, .stopped(.cancelled):
+            state = .checkingQueue(stop)
             return .checkQueue
         case .stopped(.interrupted):
             state = .handingOver(stop)
             return .handOver
-        case .stopped(.cancelled), .stopped(.error):
+        case .stopped(.error):
             state = .releasing(stop)
             return .release
         }
@@ -329,9 +333,9 @@ struct PromptLifecycle: Sendable, Equatable {
         case .restoringVolume(let stop):
             // The prompt's volume could not be set back: end the duck as planned.
             return endDuck(stop)
-        case .checkingQueue:
+        case .checkingQueue(let stop):
             // The queue could not be read: release, as when no prompt waits.
-            state = .releasing(.played)
+            state = .releasing(stop)
             return .release
         case .handingOver(let stop):
             state = .releasing(stop)

@@ -15,6 +15,26 @@ public enum PromptLimits {
     /// How long a passed descriptor may take to reach its end (`PlayFd`), in s.
     public static let descriptorSeconds = 10
 
+    /// The most stream properties one prompt may set (`--property`, D-Bus `properties`):
+    /// a stream's proplist is copied into every info the server sends to every client.
+    public static let maxProperties = 64
+    /// The longest a property's name or value may be, in UTF-8 bytes.
+    public static let maxPropertyBytes = 1024
+
+    /// Refuses more than `maxProperties` properties, or a name or value over `maxPropertyBytes`.
+    /// - Throws: `DuckPromptError(.usage, limit: .properties)`.
+    public static func checkProperties(_ properties: [String: String]) throws {
+        if properties.count > maxProperties {
+            throw DuckPromptError(.usage, "\(properties.count) stream properties; a prompt sets at most \(maxProperties)",
+                                  limit: .properties)
+        }
+        if let (key, value) = properties.first(where: { $0.key.utf8.count > maxPropertyBytes || $0.value.utf8.count > maxPropertyBytes }) {
+            let what = key.utf8.count > maxPropertyBytes ? "a property name of \(key.utf8.count) bytes"
+                : "property \(key)'s value of \(value.utf8.count) bytes"
+            throw DuckPromptError(.usage, "\(what); names and values are at most \(maxPropertyBytes) bytes", limit: .properties)
+        }
+    }
+
     /// Refuses a client that has `promptsPerClient` prompts unfinished.
     /// - Parameters:
     ///   - unfinished: the client's prompts queued or playing now.

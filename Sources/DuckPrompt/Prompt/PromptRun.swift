@@ -202,7 +202,8 @@ final class PromptRun {
             if let slot, let last = streams.last { last.setOwnVolume(slot) }
             return .promptVolumeRestored
         case .checkQueue:
-            // Played whole: its last stream is drained, and kept ready for the next prompt.
+            // Played whole: its last stream is drained, and kept ready for the next prompt
+            // (a cancelled one's was stopped: the keeper does not reuse it, `isReusableLocked`).
             // Its frames are counted first: the next prompt may be playing on it by the end.
             if let keeper, let last = streams.popLast() {
                 keptFrames = last.framesWritten
@@ -395,7 +396,7 @@ final class PromptRun {
         props[PulseConnection.mediaNameKey] = options.properties[PulseConnection.mediaNameKey] ?? source.name
         let shape = PromptStream.Shape(sinkName: route.sink.name, rate: source.rate, channels: source.channels,
                                        format: source.streamFormat, latencyMs: options.latencyMs)
-        if part == 0, let kept = keeper?.take(shape, on: connection) {
+        if part == 0, let kept = keeper?.take(shape, on: connection, properties: props) {
             kept.rearm(properties: props, pull: source.read)
             if !corked { kept.start() }
             return kept

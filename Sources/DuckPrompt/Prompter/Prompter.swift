@@ -153,6 +153,13 @@ public final class Prompter: Sendable {
     /// `pa_context_set_sink_input_volume` for the duck's ramps, `pa_stream_drain`.
     @discardableResult
     public func play(_ sources: [any PromptSource], options: PlayOptions = PlayOptions()) throws -> PromptID {
+        try play(sources, options: options, dropAtCall: false)
+    }
+
+    /// `play(_:options:)`; with `dropAtCall`, a prompt the queue drops at once is not given an
+    /// id: the call throws `DuckPromptError(.dropped)` (75, with its `dropReason`), and no
+    /// event is sent (the D-Bus service's `Error.Dropped`).
+    package func play(_ sources: [any PromptSource], options: PlayOptions, dropAtCall: Bool) throws -> PromptID {
         guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
         try options.validate()
         let name = sources.first?.name ?? ""
@@ -164,6 +171,7 @@ public final class Prompter: Sendable {
             do {
                 entered = .success(try QueueEntry(options: options, name: name))
             } catch let error as DuckPromptError where error.dropReason != nil {
+                if dropAtCall { throw error }
                 entered = .failure(error)
             }
             return (state.register(control), entered)

@@ -25,16 +25,20 @@ final class ReadyStreamKeeper: Sendable {
         previous?.close()
     }
 
-    /// The kept stream when it fits `shape` on `connection` and can play again; it is then no
-    /// longer kept. A kept stream of another shape, or one that can no longer play (its
-    /// connection gone, its sink gone), is closed: this prompt's own stream is kept after it.
-    func take(_ shape: PromptStream.Shape, on connection: PulseConnection) -> PromptStream? {
+    /// The kept stream when it fits `shape` on `connection`, can play again and carries the
+    /// same property names (`PromptStream.carries(sameNamesAs:)`, so that no property of the
+    /// last prompt is left on it); it is then no longer kept. A kept stream that does not fit,
+    /// or can no longer play (its connection gone, its sink gone), is closed: this prompt's own
+    /// stream is kept after it.
+    func take(_ shape: PromptStream.Shape, on connection: PulseConnection,
+              properties: [String: String]) -> PromptStream? {
         let stream = lock.withLock { () -> PromptStream? in
             defer { kept = nil }
             return kept
         }
         guard let stream else { return nil }
         let usable = stream.connection === connection && stream.shape == shape
+            && stream.carries(sameNamesAs: properties)
             && connection.withLock { stream.isReusableLocked(on: shape.sinkName) }
         if usable { return stream }
         stream.close()

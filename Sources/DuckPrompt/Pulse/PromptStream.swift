@@ -59,6 +59,19 @@ final class PromptStream: @unchecked Sendable {
     private let stream: OpaquePointer
     private let box: StreamBox
     let shape: Shape
+    /// The properties this stream's prompt set (at creation, or at the last `rearm`).
+    private var given: [String: String]
+
+    /// Whether a prompt with `properties` may be played on this stream (`rearm`): it sets the
+    /// same property names, so that every value is replaced and none of the last prompt's is
+    /// left (pipewire-pulse 0.3.65 ignores `pa_stream_proplist_remove`: measured, the names
+    /// stayed), with the same `media.role` and `application.name`, which the server's saved
+    /// volume was chosen by when the stream was created.
+    func carries(sameNamesAs properties: [String: String]) -> Bool {
+        Set(given.keys) == Set(properties.keys)
+            && given[PulseConnection.mediaRoleKey] == properties[PulseConnection.mediaRoleKey]
+            && given["application.name"] == properties["application.name"]
+    }
 
     /// Creates the stream and starts connecting it to `sinkName`, corked unless `corked` is
     /// false (it then plays as soon as its buffer is filled); does not wait.
@@ -80,6 +93,7 @@ final class PromptStream: @unchecked Sendable {
          format: StreamSampleFormat = .float32le, pull: @escaping FramePuller) throws {
         self.connection = connection
         shape = Shape(sinkName: sinkName, rate: rate, channels: channels, format: format, latencyMs: latencyMs)
+        given = properties
         box = StreamBox(mainloop: connection.mainloop, channels: channels, format: format, pull: pull)
         var spec = pa_sample_spec(format: format == .s16le ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE,
                                   rate: UInt32(rate), channels: UInt8(channels))
@@ -371,14 +385,16 @@ final class PromptStream: @unchecked Sendable {
         return String(cString: device) == sinkName
     }
 
-    /// Makes a parked stream play the next prompt: its properties (`media.name` …) replaced,
-    /// its buffer filled from `pull` at once while still corked (`start()` uncorks).
+    /// Makes a parked stream play the next prompt (one that `carries(sameNamesAs:)`): its
+    /// properties' values (`media.name` …) replaced by the new prompt's, its buffer filled from
+    /// `pull` at once while still corked (`start()` uncorks).
     /// libpulse: `pa_stream_proplist_update` (`PA_UPDATE_REPLACE`), `pa_stream_writable_size`,
     /// then the writes of the write callback.
     func rearm(properties: [String: String], pull: @escaping FramePuller) {
         let props = pa_proplist_new()
         defer { pa_proplist_free(props) }
         for (k, v) in properties { pa_proplist_sets(props, k, v) }
+        given = properties
         connection.withLock {
             if let op = pa_stream_proplist_update(stream, PA_UPDATE_REPLACE, props, nil, nil) { pa_operation_unref(op) }
             box.pull = pull

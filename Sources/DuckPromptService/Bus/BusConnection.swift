@@ -47,6 +47,11 @@ final class BusConnection: @unchecked Sendable {
     private var stopping = false
     private var object: OpaquePointer? = nil
     private let handler: Handler
+    /// Told, on the bus thread, of each unique bus name that left the bus
+    /// (`NameOwnerChanged` with an empty new owner).
+    var onNameLost: (String) -> Void = { _ in }
+    /// The match for `NameOwnerChanged` (`sd_bus_match_signal`).
+    private var nameMatch: OpaquePointer? = nil
     private let path: String
     private let interface: String
 
@@ -86,6 +91,20 @@ final class BusConnection: @unchecked Sendable {
             throw DuckPromptError(.internal, "cannot export \(path): \(String(cString: strerror(-a)))")
         }
         object = added
+        // Which clients leave the bus (a WatchRoute caller, for one).
+        let m = sd_bus_match_signal(bus, &nameMatch, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                    "org.freedesktop.DBus", "NameOwnerChanged", { message, userdata, _ in
+            let connection = Unmanaged<BusConnection>.fromOpaque(userdata!).takeUnretainedValue()
+            let reader = BusReader(message: message!)
+            if let name = try? reader.readString(), let _ = try? reader.readString(),
+               let owner = try? reader.readString(), owner.isEmpty, name.hasPrefix(":") {
+                connection.onNameLost(name)
+            }
+            return 0
+        }, userdata)
+        guard m >= 0 else {
+            throw DuckPromptError(.internal, "cannot follow NameOwnerChanged: \(String(cString: strerror(-m)))")
+        }
         let n = sd_bus_request_name(bus, name, 0)
         guard n >= 0 else {
             let why = n == -EEXIST ? "another process owns it" : String(cString: strerror(-n))
@@ -94,6 +113,7 @@ final class BusConnection: @unchecked Sendable {
     }
 
     deinit {
+        sd_bus_slot_unref(nameMatch)
         dp_bus_object_free(object)
         sd_bus_flush_close_unref(bus)
         close(wake.read)
