@@ -7,7 +7,8 @@ import Glibc
 /// what it passes (`PlayFd`, `Say`), never a path the service would open for it, or it could
 /// read, and probe, the host's files through the service (Docs/dbus.md, "Sandboxed callers").
 ///
-/// The caller is the process the bus daemon names for the call (`BusReader.senderPID`); behind
+/// The caller is the process the bus daemon names for the call's sender
+/// (`GetConnectionUnixProcessID`, asked by the service's `CallWorker`); behind
 /// xdg-dbus-proxy that is the proxy, which Flatpak runs inside the app's sandbox with the
 /// app's `/.flatpak-info`, as xdg-desktop-portal relies on.
 ///

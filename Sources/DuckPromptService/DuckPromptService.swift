@@ -3,7 +3,8 @@ import DuckPrompt
 import Glibc
 
 /// `duckprompt serve`: the session-bus front end over one held `Prompter` (Docs/dbus.md).
-/// Each method call is answered on the bus's thread (`BusConnection`); the prompter's events
+/// Each method call is read on the bus's thread (`BusConnection`), which never waits: what may
+/// wait is handed to the `CallWorker` and answered from there; the prompter's events
 /// become the `PromptStarted` and `PromptFinished` signals; one line per prompt goes to
 /// standard error (the journal, under systemd).
 ///
@@ -49,14 +50,23 @@ public final class DuckPromptService: Sendable {
     /// Every prompt not yet finished. Lock held; a prompt's record is made under the same hold
     /// as its `play` call, so its end (`forward`) always finds it.
     nonisolated(unsafe) private var records: [UInt64: Record] = [:]
-    /// Per client, its `PlayFd` descriptors still being read (not yet prompts): they count
-    /// toward its limit, or a client could hold a reading thread per call. Lock held.
-    nonisolated(unsafe) private var reading: [String: Int] = [:]
-    /// The `PlayFd` calls whose descriptor is still being read, by a token of their own: the
-    /// reading thread answers one when it is done, or `run()` does when the service stops
-    /// first. Lock held.
-    nonisolated(unsafe) private var unread: [UInt64: BusConnection.HeldCall] = [:]
-    nonisolated(unsafe) private var nextUnread: UInt64 = 0
+    /// A call whose work is handed off (`handOff`) and not yet answered.
+    private struct Waiting {
+        var held: BusConnection.HeldCall
+        /// The caller's unique bus name.
+        var sender: String
+        /// It queues a prompt when its work is done: it counts toward the prompt limits.
+        var makesPrompt: Bool
+    }
+    /// The calls handed off, by a token of their own: the work answers one when it is done, or
+    /// `run()` does when the service stops first. Lock held.
+    nonisolated(unsafe) private var waiting: [UInt64: Waiting] = [:]
+    nonisolated(unsafe) private var nextToken: UInt64 = 0
+    /// Where the calls' work runs, off the bus thread, in call order.
+    private let worker = CallWorker()
+    /// The worker's own connection to the bus daemon, to ask for a caller's pid
+    /// (`GetConnectionUnixProcessID`) without a round trip on the bus thread. Worker thread.
+    nonisolated(unsafe) private var daemon: SessionBusClient? = nil
     /// The callers that called `WatchRoute` and are still on the bus: while any is, the
     /// service does not leave on `--exit-idle`, so none misses a `RouteChanged`. Bus thread.
     nonisolated(unsafe) private var routeWatchers: Set<String> = []
@@ -106,16 +116,16 @@ public final class DuckPromptService: Sendable {
         }
         defer { watching.cancel() }
         let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in
-            routeWatchers.isEmpty && lock.withLock { records.isEmpty && unread.isEmpty }
+            routeWatchers.isEmpty && lock.withLock { records.isEmpty && waiting.isEmpty }
         } }
-        // A descriptor still being read is not played: its caller hears so before the exit.
+        // A call whose work is not done is not played: its caller hears so before the exit.
         let unanswered = lock.withLock { () -> [BusConnection.HeldCall] in
-            defer { unread.removeAll() }
-            return Array(unread.values)
+            defer { waiting.removeAll() }
+            return waiting.values.map(\.held)
         }
         for held in unanswered {
             bus.answer(held, Self.failure(DuckPromptError(.unavailable,
-                "duckprompt serve stopped before the passed descriptor was read")))
+                "duckprompt serve stopped before the call was answered")))
         }
         // Every prompt cancelled: a playing one fades out and its duck is ramped back; the
         // events end once the last has finished, and their signals go out before the exit.
@@ -130,102 +140,142 @@ public final class DuckPromptService: Sendable {
 
     // MARK: - Calls
 
+    /// Answers a call on the bus thread, which never waits: its arguments are read here, and
+    /// what may wait (the config file, files, the server, the caller's pid) is handed off
+    /// (`handOff`). `Cancel` and `WatchRoute` are answered here.
     private func answer(_ method: dp_bus_method, _ call: BusReader) -> BusConnection.Answer {
         do {
             switch method {
             case DP_BUS_PLAY:
                 let files = try call.readStrings()
-                // A sandboxed caller may not borrow the service's rights to read host files:
-                // one answer for every path, before any is looked at (nothing to probe).
-                if let why = CallerSandbox.verdict(CallerSandbox.facts(of: call.senderPID)) {
-                    throw AccessDenied("Play by path is refused: the caller is sandboxed (\(why)); "
-                                       + "pass the file's descriptor with PlayFd, or the text with Say")
+                let given = try call.readOptions()
+                try PromptLimits.checkFileCount(files.count)
+                return try handOff(call, makesPrompt: true) { [self] sender in
+                    // A sandboxed caller may not borrow the service's rights to read host
+                    // files: one answer for every path, before any is looked at.
+                    if let why = CallerSandbox.verdict(CallerSandbox.facts(of: processID(of: sender))) {
+                        throw AccessDenied("Play by path is refused: the caller is sandboxed (\(why)); "
+                                           + "pass the file's descriptor with PlayFd, or the text with Say")
+                    }
+                    // A relative path would be read from the service's working directory, not
+                    // the caller's (under D-Bus activation, /): refused, not guessed.
+                    if let relative = files.first(where: { !$0.hasPrefix("/") }) {
+                        throw DuckPromptError(.usage, "'\(relative)' is not an absolute path: the service cannot know "
+                                              + "the caller's working directory")
+                    }
+                    let options = try readOptions(given)
+                    // The service's rights are the user's: only regular files it may read,
+                    // never a FIFO or a device.
+                    let sources = try files.map { try AudioSource(regularFile: $0) }
+                    try PromptLimits.checkDuration(sources.map(\.duration))
+                    return .prompt(sources, options.play, name: files.joined(separator: " "))
                 }
-                // A relative path would be read from the service's working directory, not the
-                // caller's (under D-Bus activation, /): refused, not guessed.
-                if let relative = files.first(where: { !$0.hasPrefix("/") }) {
-                    throw DuckPromptError(.usage, "'\(relative)' is not an absolute path: the service cannot know "
-                                          + "the caller's working directory")
-                }
-                let options = try readOptions(call)
-                try admit(call.sender)
-                // The service's rights are the user's: only regular files it may read, never a
-                // FIFO or a device, whose open or read would hold the bus thread.
-                let sources = try files.map { try AudioSource(regularFile: $0) }
-                try PromptLimits.checkDuration(sources.map(\.duration))
-                return try play(sources, options.play, by: call.sender, name: files.joined(separator: " "))
             case DP_BUS_PLAY_FD:
                 let fd = try call.readDescriptor()
-                let options: ServiceOptions
                 do {
-                    options = try readOptions(call)
-                    try admit(call.sender, reading: true)
+                    let given = try call.readOptions()
+                    // Read on a thread of its own, not the worker's: a pipe may take its time
+                    // (up to `PromptLimits.descriptorSeconds`), and the calls behind it would wait.
+                    return try handOff(call, makesPrompt: true, ownThread: true) { [self] _ in
+                        defer { close(fd) }
+                        let options = try readOptions(given)
+                        let source = try AudioSource(descriptor: fd, name: "passed descriptor",
+                                                     deadline: .now + .seconds(PromptLimits.descriptorSeconds))
+                        try PromptLimits.checkDuration([source.duration])
+                        return .prompt([source], options.play, name: "passed descriptor")
+                    }
                 } catch {
                     close(fd)
                     throw error
                 }
-                // Read on a thread of its own (a pipe may take its time); answered from there,
-                // or by `run()` when the service stops first.
-                let sender = call.sender
-                let token = lock.withLock { () -> UInt64 in
-                    nextUnread += 1
-                    unread[nextUnread] = bus.hold(call)
-                    return nextUnread
-                }
-                startThread { [self] in
-                    defer { close(fd) }
-                    let opened = Result { () throws -> AudioSource in
-                        let source = try AudioSource(descriptor: fd, name: "passed descriptor",
-                                                     deadline: .now + .seconds(PromptLimits.descriptorSeconds))
-                        try PromptLimits.checkDuration([source.duration])
-                        return source
-                    }
-                    // Queued only while its call is still unanswered: once `run()` answered it,
-                    // nothing plays.
-                    let reply = lock.withLock { () -> (BusConnection.HeldCall, BusConnection.Answer)? in
-                        let left = reading[sender, default: 1] - 1
-                        reading[sender] = left > 0 ? left : nil
-                        guard let held = unread.removeValue(forKey: token) else { return nil }
-                        do {
-                            return (held, try playLocked([opened.get()], options.play, by: sender, name: "passed descriptor"))
-                        } catch {
-                            return (held, Self.failure(error))
-                        }
-                    }
-                    if let (held, answer) = reply { bus.answer(held, answer) }
-                }
-                return .later
             case DP_BUS_SAY:
                 let text = try call.readString()
-                let options = try readOptions(call)
-                try admit(call.sender)
-                // Its length (a limit) is checked before libespeak-ng is loaded.
-                let speech = try SpeechSource(text: text, voice: options.voice, wordsPerMinute: options.wordsPerMinute)
-                return try play([speech], options.play, by: call.sender,
-                                name: "text of \(text.unicodeScalars.count) characters")
+                let given = try call.readOptions()
+                return try handOff(call, makesPrompt: true) { [self] _ in
+                    let options = try readOptions(given)
+                    // Its length (a limit) is checked before libespeak-ng is loaded.
+                    let speech = try SpeechSource(text: text, voice: options.voice, wordsPerMinute: options.wordsPerMinute)
+                    return .prompt([speech], options.play, name: "text of \(text.unicodeScalars.count) characters")
+                }
             case DP_BUS_CANCEL:
                 let id = try call.readUInt64()
                 prompter.cancel(Prompter.PromptID(id))
                 return .values([])
             case DP_BUS_ROUTE:
-                let listing = try prompter.devices(config: try DuckPromptConfig.load())
-                guard let route = listing.route else {
-                    throw listing.routeError ?? DuckPromptError(.unavailable, "no sink for a prompt")
+                return try handOff(call, makesPrompt: false) { [self] _ in
+                    let listing = try prompter.devices(config: try DuckPromptConfig.load())
+                    guard let route = listing.route else {
+                        throw listing.routeError ?? DuckPromptError(.unavailable, "no sink for a prompt")
+                    }
+                    return .values([.string(route.sink.name), .string(route.classification.kind.rawValue),
+                                    .string(route.rule), .string(route.reason)])
                 }
-                return .values([.string(route.sink.name), .string(route.classification.kind.rawValue),
-                                .string(route.rule), .string(route.reason)])
             case DP_BUS_WATCH_ROUTE:
                 routeWatchers.insert(call.sender)
                 return .values([])
             case DP_BUS_DEVICES:
-                let listing = try prompter.devices(config: try DuckPromptConfig.load())
-                return .values([.dictionaries(listing.sinkReports.map(\.busDictionary))])
+                return try handOff(call, makesPrompt: false) { [self] _ in
+                    let listing = try prompter.devices(config: try DuckPromptConfig.load())
+                    return .values([.dictionaries(listing.sinkReports.map(\.busDictionary))])
+                }
             default:
                 throw DuckPromptError(.usage, "not implemented yet")
             }
         } catch {
             return Self.failure(error)
         }
+    }
+
+    /// What a handed-off call's work comes to.
+    private enum Work {
+        /// Answer with these values.
+        case values([BusValue])
+        /// Queue this prompt and answer its id (or the error `play` throws).
+        case prompt([any PromptSource], PlayOptions, name: String)
+    }
+
+    /// Holds `call` for a later answer, counted toward its caller's limits (refused at once
+    /// over them), and runs `work` on the worker (`ownThread`: on a thread of its own); then
+    /// answers it, unless `run()` answered it first because the service stopped. A prompt is
+    /// queued under the same hold of the lock that takes the call's token, so a call
+    /// answered by `run()` never plays.
+    /// - Throws: what `admitLocked` throws.
+    private func handOff(_ call: BusReader, makesPrompt: Bool, ownThread: Bool = false,
+                         _ work: @escaping @Sendable (_ sender: String) throws -> Work) throws -> BusConnection.Answer {
+        let sender = call.sender
+        let token = try lock.withLock { () throws -> UInt64 in
+            try admitLocked(sender, makesPrompt: makesPrompt)
+            nextToken += 1
+            waiting[nextToken] = Waiting(held: bus.hold(call), sender: sender, makesPrompt: makesPrompt)
+            return nextToken
+        }
+        let job: @Sendable () -> Void = { [self] in
+            let done = Result { try work(sender) }
+            let reply = lock.withLock { () -> (BusConnection.HeldCall, BusConnection.Answer)? in
+                guard let held = waiting.removeValue(forKey: token)?.held else { return nil }
+                do {
+                    switch try done.get() {
+                    case .values(let values):
+                        return (held, .values(values))
+                    case .prompt(let sources, let options, let name):
+                        return (held, try playLocked(sources, options, by: sender, name: name))
+                    }
+                } catch {
+                    return (held, Self.failure(error))
+                }
+            }
+            if let (held, answer) = reply { bus.answer(held, answer) }
+        }
+        if ownThread { startThread(job) } else { worker.submit(job) }
+        return .later
+    }
+
+    /// The pid of a caller, as the bus daemon knows it (`GetConnectionUnixProcessID`, within
+    /// 1 s); nil when it cannot be asked or does not say. Worker thread.
+    private func processID(of sender: String) -> pid_t? {
+        if daemon == nil { daemon = try? SessionBusClient() }
+        guard let pid = try? daemon?.processID(of: sender, timeoutMs: 1000), pid > 0 else { return nil }
+        return pid
     }
 
     /// The error answer for what a call threw: a limit is `…Error.LimitsExceeded`, another
@@ -246,22 +296,27 @@ public final class DuckPromptService: Sendable {
         }
     }
 
-    /// Refuses a client that has `PromptLimits.promptsPerClient` prompts unfinished, its
-    /// descriptors still being read counted; `reading`: the call is a `PlayFd`, counted as
-    /// being read from now on when it is taken.
-    private func admit(_ sender: String, reading isRead: Bool = false) throws {
-        try lock.withLock {
-            let count = records.values.filter { $0.owner == sender }.count + reading[sender, default: 0]
-            try PromptLimits.admit(unfinished: count, client: sender)
-            if isRead { reading[sender, default: 0] += 1 }
+    /// Refuses a call over its caller's limits: a prompt when the caller has
+    /// `PromptLimits.promptsPerClient` unfinished, or every caller together
+    /// `PromptLimits.promptsInTotal` (calls whose work will queue one counted); another call
+    /// when `PromptLimits.callsPerClient` of the caller's wait for the worker. Lock held.
+    private func admitLocked(_ sender: String, makesPrompt: Bool) throws {
+        let handedOff = waiting.values.filter { $0.makesPrompt == makesPrompt }
+        if makesPrompt {
+            let mine = records.values.filter { $0.owner == sender }.count + handedOff.filter { $0.sender == sender }.count
+            try PromptLimits.admit(unfinished: mine, client: sender)
+            try PromptLimits.admit(unfinishedInTotal: records.count + handedOff.count)
+        } else {
+            try PromptLimits.admit(waitingCalls: handedOff.filter { $0.sender == sender }.count, client: sender)
         }
     }
 
-    /// The call's options; a `device` that names no sink now is `Error.Unavailable` at the call
-    /// (the sinks as the prompter's copy of the server has them; a sink that comes later is not
-    /// waited for), so that nothing is queued for a prompt that cannot be routed.
-    private func readOptions(_ call: BusReader) throws -> ServiceOptions {
-        let options = try ServiceOptions.parse(try call.readOptions(), defaults: PlayOptions(config: try DuckPromptConfig.load()))
+    /// The call's options over the config file's defaults; a `device` that names no sink now is
+    /// `Error.Unavailable` at the call (the sinks as the prompter's copy of the server has
+    /// them; a sink that comes later is not waited for), so that nothing is queued for a prompt
+    /// that cannot be routed. Worker thread (it reads the config file and the server).
+    private func readOptions(_ given: [String: BusValue]) throws -> ServiceOptions {
+        let options = try ServiceOptions.parse(given, defaults: PlayOptions(config: try DuckPromptConfig.load()))
         if let device = options.play.device {
             let listing = try prompter.devices(request: device, config: options.play.config)
             if listing.route == nil {
@@ -271,14 +326,8 @@ public final class DuckPromptService: Sendable {
         return options
     }
 
-    /// Queues the prompt and records who asked for it, under one hold of the lock (its end,
-    /// in `forward`, waits for the record).
-    private func play(_ sources: [any PromptSource], _ options: PlayOptions, by sender: String,
-                      name: String) throws -> BusConnection.Answer {
-        try lock.withLock { try playLocked(sources, options, by: sender, name: name) }
-    }
-
-    /// `play`, lock held.
+    /// Queues the prompt and records who asked for it, lock held (its end, in `forward`, waits
+    /// for the record).
     private func playLocked(_ sources: [any PromptSource], _ options: PlayOptions, by sender: String,
                             name: String) throws -> BusConnection.Answer {
         // A prompt the queue drops at once is Error.Dropped at the call, with no id.

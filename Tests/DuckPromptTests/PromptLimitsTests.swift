@@ -20,6 +20,39 @@ struct PromptLimitsTests {
         }
     }
 
+    @Test("admit over every client: up to 63 unfinished a 64th is taken; at 64 and over refused, limit .promptsInTotal",
+          arguments: [(0, true), (63, true), (64, false), (5000, false)])
+    func admitInTotal(unfinished: Int, taken: Bool) {
+        #expect(refusal { try PromptLimits.admit(unfinishedInTotal: unfinished) } == (taken ? nil : .promptsInTotal))
+        #expect(taken || error { try PromptLimits.admit(unfinishedInTotal: unfinished) }
+            == "the service has \(unfinished) prompts queued or playing, the most it takes from all clients together")
+    }
+
+    @Test("admit waiting calls: up to 15 of a client's calls waiting a 16th is taken; at 16 refused, limit .callsPerClient, naming the client",
+          arguments: [(0, true), (15, true), (16, false), (99, false)])
+    func admitWaiting(waiting: Int, taken: Bool) {
+        #expect(refusal { try PromptLimits.admit(waitingCalls: waiting, client: ":1.7") } == (taken ? nil : .callsPerClient))
+        #expect(taken || error { try PromptLimits.admit(waitingCalls: waiting, client: ":1.7") }
+            == ":1.7 has \(waiting) calls still waiting for an answer, the most one client may have")
+    }
+
+    @Test("checkFileCount: up to 64 files taken; 65 and over refused, limit .files, naming the count",
+          arguments: [(0, true), (1, true), (64, true), (65, false), (100_000, false)])
+    func fileCount(count: Int, taken: Bool) {
+        #expect(refusal { try PromptLimits.checkFileCount(count) } == (taken ? nil : .files))
+        #expect(taken || error { try PromptLimits.checkFileCount(count) } == "\(count) files; a prompt plays at most 64")
+    }
+
+    /// The limit `body` throws for, nil when it does not throw.
+    private func refusal(_ body: () throws -> Void) -> DuckPromptError.Limit? {
+        do { try body(); return nil } catch let e as DuckPromptError { return e.limit } catch { return nil }
+    }
+
+    /// The message `body` throws, nil when it does not throw.
+    private func error(_ body: () throws -> Void) -> String? {
+        do { try body(); return nil } catch let e as DuckPromptError { return e.message } catch { return "\(error)" }
+    }
+
     @Test("checkDuration: the parts' lengths add up; over 300 s refused with the length rounded up; an endless length named",
           arguments: [([], nil), ([0.05], nil), ([300.0], nil), ([150.0, 150.0], nil), ([300.001], "301 s"),
                       ([200.0, 100.5], "301 s"), ([3600.0], "3600 s"), ([Double.infinity], "without end")] as [([Double], String?)])

@@ -151,9 +151,55 @@ extension ServiceIntegrationTests {
             os.close(w)
             """, ["\(pid)", try DuckIntegrationTests.prompt(seconds: 1.0)])
         #expect(stopped.stdout.contains("answer ['\(Self.name).Error.Unavailable"), "\(stopped.stdout) \(stopped.stderr)")
-        #expect(stopped.stdout.contains("stopped before the passed descriptor was read"), "\(stopped.stdout)")
+        #expect(stopped.stdout.contains("stopped before the call was answered"), "\(stopped.stdout)")
         #expect(service.process.wait(timeout: timeLimit(5)) == 0, "\(String(decoding: service.process.bytes, as: UTF8.self))")
         #expect(!service.signals.contains("PromptStarted"), "\(service.signals)")
         service.monitor.stop()
+    }
+}
+
+extension ServiceIntegrationTests {
+    @Test("Limits over every client: five clients × 16 Play, 64 taken and 16 Error.LimitsExceeded; a Play of 65 files refused; SIGTERM with 64 queued ends within a second, the music exact")
+    func limitsOverEveryClient() throws {
+        let (rig, _, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-total", volume: 50000)
+        defer { withExtendedLifetime(rig) {} }
+        let service = try Service()
+        // Long enough that none ends while the clients call.
+        let prompt = try DuckIntegrationTests.prompt(seconds: 20.0)
+        var lines: [Substring] = []
+        // One process, one connection, per client; each client's prompts stay after it leaves.
+        for _ in 0..<5 {
+            let result = try Self.python("""
+                for i in range(16):
+                    try:
+                        proxy.call_sync('Play', GLib.Variant('(asa{sv})', ([sys.argv[1]], {})), Gio.DBusCallFlags.NONE, 5000, None)
+                        print('taken')
+                    except GLib.Error as e:
+                        print('refused', error_name(e), e.message)
+                """, [prompt])
+            lines += result.stdout.split(separator: "\n")
+        }
+        #expect(lines.filter { $0 == "taken" }.count == PromptLimits.promptsInTotal, "\(lines)")
+        let refused = lines.filter { $0.hasPrefix("refused") }
+        #expect(refused.count == 80 - PromptLimits.promptsInTotal, "\(lines)")
+        #expect(refused.allSatisfy { $0.contains("\(Self.name).Error.LimitsExceeded") && $0.contains("the most it takes from all clients together") },
+                "\(refused)")
+        let many = try Self.python("""
+            try:
+                proxy.call_sync('Play', GLib.Variant('(asa{sv})', ([sys.argv[1]] * 65, {})), Gio.DBusCallFlags.NONE, 5000, None)
+                print('taken')
+            except GLib.Error as e:
+                print('refused', error_name(e), e.message)
+            """, [prompt])
+        #expect(many.stdout.contains("refused \(Self.name).Error.LimitsExceeded"), "\(many.stdout) \(many.stderr)")
+        #expect(many.stdout.contains("65 files; a prompt plays at most 64"), "\(many.stdout) \(many.stderr)")
+        // SIGTERM with the queue full: every prompt cancelled, the duck ramped back, the exit
+        // within a second.
+        #expect(eventually(timeout: timeLimit(5)) { service.signals.contains("PromptStarted") }, "\(service.signals)")
+        let start = Date()
+        #expect(service.stop() == 0)
+        let seconds = Date().timeIntervalSince(start)
+        #expect(seconds < timeLimit(1.0), "serve took \(seconds) s to end after SIGTERM with 64 prompts queued")
+        #expect(try Pactl.volume(ofApp: app) == before, "the music was left at \(String(describing: try? Pactl.volume(ofApp: app)))")
     }
 }

@@ -30,19 +30,6 @@ package struct BusReader {
     /// The unique bus name of the sender (`:1.42`).
     package var sender: String { sd_bus_message_get_sender(message).map { String(cString: $0) } ?? "" }
 
-    /// The sender's process id as the bus daemon knows it (`sd_bus_query_sender_creds` with
-    /// `SD_BUS_CREDS_PID`: on dbus-daemon one `GetConnectionUnixProcessID` round trip). A
-    /// client behind xdg-dbus-proxy is the proxy's pid. Nil when the bus does not say.
-    package var senderPID: pid_t? {
-        var creds: OpaquePointer? = nil
-        guard sd_bus_query_sender_creds(message, UInt64(SD_BUS_CREDS_PID), &creds) >= 0, let creds else {
-            return nil
-        }
-        defer { sd_bus_creds_unref(creds) }
-        var pid: pid_t = 0
-        return sd_bus_creds_get_pid(creds, &pid) >= 0 && pid > 0 ? pid : nil
-    }
-
     package func readString() throws -> String {
         var value: UnsafePointer<CChar>? = nil
         try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &value), "reading a string")

@@ -50,6 +50,12 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         case duration
         /// A client has `PromptLimits.promptsPerClient` prompts unfinished.
         case promptsPerClient
+        /// Every client together has `PromptLimits.promptsInTotal` prompts unfinished.
+        case promptsInTotal
+        /// A client has `PromptLimits.callsPerClient` calls waiting for an answer.
+        case callsPerClient
+        /// A prompt names more than `PromptLimits.maxFiles` files.
+        case files
         /// A prompt's stream properties are over `PromptLimits.maxProperties`, or a name or a
         /// value over `PromptLimits.maxPropertyBytes`.
         case properties

@@ -8,6 +8,16 @@
 public enum PromptLimits {
     /// The most prompts one client (a D-Bus unique bus name) may have queued or playing.
     public static let promptsPerClient = 16
+    /// The most prompts the service has queued or playing, from every client together: many
+    /// clients at their own limit would otherwise hold the queue (and the music ducked) for
+    /// as long as they keep calling.
+    public static let promptsInTotal = 64
+    /// The most calls of one client that wait for the service's worker (`Route`, `Devices`)
+    /// while a stalled server holds it: each is kept until it is answered.
+    public static let callsPerClient = 16
+    /// The most files one `Play` names: each is opened and checked before the prompt is
+    /// queued, so each holds a descriptor until the prompt ends.
+    public static let maxFiles = 64
     /// The longest a prompt's files may last together, in s: 5 minutes, about what the longest
     /// text makes when spoken at the default rate. A navigation prompt lasts seconds; a longer
     /// one would hold the queue, and every other stream ducked, for everyone.
@@ -44,6 +54,31 @@ public enum PromptLimits {
         guard unfinished >= promptsPerClient else { return }
         throw DuckPromptError(.usage, "\(client) has \(unfinished) prompts queued or playing, the most one client may have",
                               limit: .promptsPerClient)
+    }
+
+    /// Refuses a prompt when every client together has `promptsInTotal` unfinished.
+    /// - Parameter unfinished: the prompts queued or playing now, of every client, calls that
+    ///   will queue one counted.
+    /// - Throws: `DuckPromptError(.usage, limit: .promptsInTotal)`.
+    public static func admit(unfinishedInTotal unfinished: Int) throws {
+        guard unfinished >= promptsInTotal else { return }
+        throw DuckPromptError(.usage, "the service has \(unfinished) prompts queued or playing, the most it takes "
+                              + "from all clients together", limit: .promptsInTotal)
+    }
+
+    /// Refuses a client's call when `callsPerClient` of its calls still wait to be answered.
+    /// - Throws: `DuckPromptError(.usage, limit: .callsPerClient)`.
+    public static func admit(waitingCalls waiting: Int, client: String) throws {
+        guard waiting >= callsPerClient else { return }
+        throw DuckPromptError(.usage, "\(client) has \(waiting) calls still waiting for an answer, the most one client may have",
+                              limit: .callsPerClient)
+    }
+
+    /// Refuses a `Play` of more than `maxFiles` files.
+    /// - Throws: `DuckPromptError(.usage, limit: .files)`.
+    public static func checkFileCount(_ count: Int) throws {
+        guard count > maxFiles else { return }
+        throw DuckPromptError(.usage, "\(count) files; a prompt plays at most \(maxFiles)", limit: .files)
     }
 
     /// Refuses audio that lasts longer than `maxDuration`, all its parts together.
