@@ -1,6 +1,7 @@
 import Glibc
 
-/// A held `Prompter`'s connection, kept up: when the server goes away, a thread of its own
+/// A held `Prompter`'s connection, kept up: when the server goes away or stalls (a request
+/// unanswered for the timeout: `PulseConnection.markStalledLocked`), a thread of its own
 /// connects again as soon as the server answers (after 0.25 s, then twice as long each time,
 /// at most 5 s apart, only while the server is gone), starts the new connection's copy of the
 /// server, and restores what a prompt of this process left ducked when the server died (its

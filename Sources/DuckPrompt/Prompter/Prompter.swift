@@ -28,7 +28,8 @@ import Glibc
 /// thread) and kept, with a copy of the server's sinks and streams kept current from its events
 /// (a prompt routes from it without reading the server) and the last prompt's stream kept
 /// ready, corked, for the next prompt of the same format on the same sink (pavucontrol lists
-/// it). When the server goes away, a prompt in flight ends `.failed`; the prompter connects
+/// it). When the server goes away, or stops answering for longer than `ServerOptions.timeoutMs`,
+/// a prompt in flight ends `.failed`; the prompter connects
 /// again by itself as soon as the server answers (`HeldConnection`), and restores what that
 /// prompt left ducked (its journal, kept until then); a prompt asked for meanwhile connects
 /// and restores first.

@@ -101,12 +101,14 @@ package final class PulseConnection: @unchecked Sendable {
                       waitingUntilReady: waitingUntilReady)
     }
 
-    /// Whether the context failed or was terminated (refused, or the server went away): it will
-    /// never be READY again. `pa_context_get_state`.
+    /// Whether the connection is done for: the context failed or was terminated (refused, or
+    /// the server went away: it will never be READY again, `pa_context_get_state`), or the
+    /// server stalled (every wait on it fails from then on, even once the server answers
+    /// again: a held prompter connects anew, as after a restart).
     var hasFailed: Bool {
         withLock {
             let state = pa_context_get_state(context)
-            return state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
+            return stalled || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
         }
     }
 
@@ -156,9 +158,12 @@ package final class PulseConnection: @unchecked Sendable {
     }
 
     /// Marks the connection stalled (the server left a request unanswered for
-    /// `answerTimeout`) and wakes every wait. Lock held.
+    /// `answerTimeout`), wakes every wait, and tells its holder it is lost (`loss`: a held
+    /// prompter connects anew once the server answers, and restores what the stalled prompt
+    /// left ducked). Lock held.
     func markStalledLocked() {
         stalled = true
+        loss.happened()
         pa_threaded_mainloop_signal(mainloop, 0)
     }
 

@@ -3,9 +3,11 @@ import Foundation
 import DuckPromptProbe
 import Testing
 
-/// Issue 32, point 4: the bus thread never waits. Calls whose work may wait (a stalled
-/// server, a descriptor nobody writes) are handed off; `Cancel` is answered at once meanwhile,
-/// timed by a python3-gi client on one connection, its calls in the order sent.
+/// Issue 32, points 4 and 5: the bus thread never waits, and a stall does not break the
+/// service. Calls whose work may wait (a stalled server, a descriptor nobody writes) are handed
+/// off; `Cancel` is answered at once meanwhile, timed by a python3-gi client on one
+/// connection, its calls in the order sent. After a stall past `--timeout`, the held
+/// connection is made anew, as after a restart.
 extension ServiceIntegrationTests {
     /// The longest a `Cancel` may take to be answered, in s: 50 ms (Docs/dbus.md), with room
     /// for ThreadSanitizer's slowdown.
@@ -100,6 +102,29 @@ extension ServiceIntegrationTests {
         #expect(result.stdout.contains("['Play \(Self.name).Error.NoInput', 'PlayFd \(Self.name).Error.UnsupportedData']"),
                 "\(result.stdout) \(result.stderr)")
         #expect(try service.finished(id, timeout: 10) == "cancelled", "\(service.signals)")
+        #expect(service.stop() == 0)
+    }
+
+    @Test("The server stalled past --timeout mid-prompt, then going on: that prompt fails, its duck is restored, and the next Play plays and Route answers, as after a restart")
+    func recoversAfterAStall() throws {
+        let (rig, speaker, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-stall", volume: 50000)
+        defer { withExtendedLifetime(rig) {} }
+        let service = try Service(["--timeout", "1s"])
+        let id = try Service.id(try service.call("Play", "['\(try DuckIntegrationTests.prompt(seconds: 4.0))']", "{}"))
+        try DuckIntegrationTests.waitDucked(app, from: before)
+        let server = try FaultIntegrationTests.pulseServerPid()
+        kill(server, SIGSTOP)
+        defer { kill(server, SIGCONT) }
+        // The prompt gives up after --timeout; the server goes on after that.
+        #expect(try service.finished(id, timeout: 10) == "failed", "\(service.signals)")
+        kill(server, SIGCONT)
+        #expect(try eventually(timeout: timeLimit(10)) { try Pactl.volume(ofApp: app) == before },
+                "the stalled prompt's duck was not restored: \(String(describing: try? Pactl.volume(ofApp: app))) of \(before)")
+        let route = try service.call("Route")
+        #expect(route.status == 0 && route.stdout.contains("'\(speaker)'"), "\(route.stdout) \(route.stderr)")
+        let next = try Service.id(try service.call("Play", "['\(try DuckIntegrationTests.prompt(seconds: 0.5))']", "{}"))
+        #expect(try service.finished(next) == "played", "\(service.signals)")
+        #expect(try eventually(timeout: timeLimit(2)) { try Pactl.volume(ofApp: app) == before })
         #expect(service.stop() == 0)
     }
 }
