@@ -104,7 +104,9 @@ final class PromptRun {
     ///     does in `play`, so that prompts queue in call order); nil enters it at `.waitTurn`.
     ///   - reconnect: makes a new connection when `connection` failed meanwhile.
     ///   - keeper: the held prompter's kept stream (nil: every stream is made and closed here).
-    ///   - onStarted: called when the first part's stream starts, with the route and pre-roll.
+    ///   - onStarted: called once the first sample of the prompt's own audio (after the
+    ///     pre-roll) has been handed to the server on the uncorked stream, with the route and
+    ///     the pre-roll in ms; on libpulse's loop thread, so it must not wait.
     init(sources: [any PromptSource], connection: PulseConnection, options: PlayOptions, server: ServerOptions,
          control: InterruptControl, entered: QueueEntry? = nil,
          reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
@@ -161,16 +163,23 @@ final class PromptRun {
             return .routed(try routeAndPlan())
         case .openStream(let part, let corked):
             precondition(part == streams.count, "parts are opened in order")
-            streams.append(try makeStream(part, corked: corked))
-            // Opened uncorked (nothing to duck or wake): it plays once filled.
-            if part == 0, !corked, let route { onStarted(route, preRoll) }
+            let opened = try makeStream(part, corked: corked)
+            streams.append(opened)
+            // `onStarted` when the first sample of the prompt's own audio (after the pre-roll's
+            // silence) goes to the server on the uncorked stream (the loop thread: it must not
+            // wait).
+            if part == 0, let route {
+                let preRoll = preRoll
+                opened.announceAudio(after: (groups[0] as? SilencePrefixed)?.silenceFrames ?? 0) { [onStarted] in
+                    onStarted(route, preRoll)
+                }
+            }
             return .streamOpened(part: part)
         case .readyStream(let part):
             try ready(part)
             return .streamReady(part: part)
         case .startStream(let part):
             stream(part).start()
-            if part == 0, let route { onStarted(route, preRoll) }
             return .streamStarted(part: part)
         case .rampDown:
             // Spoken word stops at the start of the attack (journaled before, at the route).

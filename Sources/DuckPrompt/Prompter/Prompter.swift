@@ -98,7 +98,8 @@ public final class Prompter: Sendable {
     public enum Event: Sendable {
         /// `play` queued it; `name` is its `media.name` (the first file's or text's name).
         case queued(PromptID, name: String)
-        /// Its first sample is on the way to `start.sink`.
+        /// The first sample of its own audio (after any pre-roll's silence) has been handed to
+        /// the server for `start.sink`, the stream playing (`pa_stream_write`, uncorked).
         case started(PromptID, Start)
         /// It ended.
         case finished(PromptID, Outcome)

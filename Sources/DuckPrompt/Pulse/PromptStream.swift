@@ -18,6 +18,22 @@ private final class StreamBox: @unchecked Sendable {
     var reachedEnd = false
     var drained = false
     var framesWritten: Int64 = 0
+    /// Playing: not corked (`start()`, or connected uncorked).
+    var uncorked = false
+    /// The frames of silence (pre-roll) before the prompt's own audio.
+    var audioFrom: Int64 = 0
+    /// Called once, on the loop thread with the lock held, when the stream is uncorked and a
+    /// frame of the prompt's own audio has been handed to the server (`announceIfDue`).
+    var onAudio: (() -> Void)? = nil
+
+    /// Calls `onAudio` (once) when the stream plays and has been handed its first frame past
+    /// `audioFrom`. Lock held.
+    func announceIfDue() {
+        guard uncorked, framesWritten > audioFrom, let call = onAudio else { return }
+        onAudio = nil
+        call()
+    }
+
     init(mainloop: OpaquePointer, channels: Int, format: StreamSampleFormat, pull: @escaping FramePuller) {
         self.mainloop = mainloop
         self.channels = channels
@@ -95,6 +111,7 @@ final class PromptStream: @unchecked Sendable {
         shape = Shape(sinkName: sinkName, rate: rate, channels: channels, format: format, latencyMs: latencyMs)
         given = properties
         box = StreamBox(mainloop: connection.mainloop, channels: channels, format: format, pull: pull)
+        box.uncorked = !corked
         var spec = pa_sample_spec(format: format == .s16le ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE,
                                   rate: UInt32(rate), channels: UInt8(channels))
         guard pa_sample_spec_valid(&spec) != 0 else {
@@ -181,6 +198,7 @@ final class PromptStream: @unchecked Sendable {
             }
             pa_stream_write(stream, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
             box.framesWritten += Int64(frames)
+            box.announceIfDue()
             remaining -= frames * frameBytes
         }
     }
@@ -222,6 +240,19 @@ final class PromptStream: @unchecked Sendable {
         connection.withLock {
             let op = pa_stream_cork(stream, 0, nil, nil)
             if let op { pa_operation_unref(op) }
+            box.uncorked = true
+            box.announceIfDue()
+        }
+    }
+
+    /// Calls `announce` once the stream plays (uncorked) and the first frame after
+    /// `silenceFrames` (the pre-roll) has been handed to the server (`pa_stream_write`): on
+    /// the loop thread, with the connection's lock held, so it must not wait for anything.
+    func announceAudio(after silenceFrames: Int, _ announce: @escaping () -> Void) {
+        connection.withLock {
+            box.audioFrom = Int64(silenceFrames)
+            box.onAudio = announce
+            box.announceIfDue()
         }
     }
 
@@ -232,6 +263,7 @@ final class PromptStream: @unchecked Sendable {
     /// `pa_stream_flush`. Lock held.
     func stopLocked() {
         box.reachedEnd = true
+        box.uncorked = false
         if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
         if let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }
     }
@@ -372,6 +404,7 @@ final class PromptStream: @unchecked Sendable {
     func park() {
         connection.withLock {
             box.pull = { _, _ in 0 }
+            box.uncorked = false
             if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
         }
     }
@@ -401,6 +434,9 @@ final class PromptStream: @unchecked Sendable {
             box.reachedEnd = false
             box.drained = false
             box.framesWritten = 0
+            // Kept corked between prompts.
+            box.uncorked = false
+            box.onAudio = nil
             let writable = pa_stream_writable_size(stream)
             if writable != Int.max, writable > 0 { Self.fill(stream, requested: writable, box: box) }
         }
