@@ -28,8 +28,8 @@ struct PromptLimitsTests {
             == "the service has \(unfinished) prompts queued or playing, the most it takes from all clients together")
     }
 
-    @Test("admit waiting calls: up to 15 of a client's calls waiting a 16th is taken; at 16 refused, limit .callsPerClient, naming the client",
-          arguments: [(0, true), (15, true), (16, false), (99, false)])
+    @Test("admit waiting calls: up to 63 of a client's calls waiting a 64th is taken; at 64 refused, limit .callsPerClient, naming the client",
+          arguments: [(0, true), (63, true), (64, false), (99, false)])
     func admitWaiting(waiting: Int, taken: Bool) {
         #expect(refusal { try PromptLimits.admit(waitingCalls: waiting, client: ":1.7") } == (taken ? nil : .callsPerClient))
         #expect(taken || error { try PromptLimits.admit(waitingCalls: waiting, client: ":1.7") }

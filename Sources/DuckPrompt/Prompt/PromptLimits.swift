@@ -12,9 +12,10 @@ public enum PromptLimits {
     /// clients at their own limit would otherwise hold the queue (and the music ducked) for
     /// as long as they keep calling.
     public static let promptsInTotal = 64
-    /// The most calls of one client that wait for the service's worker (`Route`, `Devices`)
-    /// while a stalled server holds it: each is kept until it is answered.
-    public static let callsPerClient = 16
+    /// The most calls of one client that wait for the service's worker (`Route`, `Devices`,
+    /// answered one after another; longer while a stalled server holds it): each is kept
+    /// until it is answered.
+    public static let callsPerClient = 64
     /// The most files one `Play` names: each is opened and checked before the prompt is
     /// queued, so each holds a descriptor until the prompt ends.
     public static let maxFiles = 64
