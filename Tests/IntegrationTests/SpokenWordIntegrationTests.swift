@@ -426,6 +426,34 @@ struct SpokenWordIntegrationTests {
         #expect(log.contains("prompt \(first): resumed: \(podcast.busName)"), "\(log)")
         #expect(!log.contains("prompt \(second): paused:"), "\(log)")
     }
+
+    @Test("A podcast in mpv in a Flatpak sandbox (its own pid namespace and /.flatpak-info, MPRIS through an xdg-dbus-proxy run with the app's /.flatpak-info): paused and resumed on PipeWire, tied by the app id pipewire-pulse gives its stream; ducked on PulseAudio, which gives none")
+    func flatpakPlayer() throws {
+        try TestServer.requireServer()
+        let rig = try Self.rig()
+        let sandbox = try FlatpakSandbox(playing: try Self.track(genre: "Podcast", hertz: 440))
+        defer { sandbox.stop(); withExtendedLifetime(rig) {} }
+        let podcast = try sandbox.player()
+        try podcast.waitPosition(atLeast: 2.5)
+        let original = try #require(try podcast.volume(), "the sandboxed mpv's stream: \(podcast.state)")
+        let prompt = try Background([duckpromptBinary, "play", "-v", "--release-ms", "0",
+                                     try DuckIntegrationTests.prompt(seconds: 1.5)], captureStderr: true)
+        if TestServer.kind == "pipewire" {
+            #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "not paused: \(podcast.state)")
+            #expect(try eventually(timeout: 2) { try podcast.corked() == true }, "its stream is not corked")
+            #expect(try podcast.volume() == original, "the paused podcast was ducked as well")
+            let resumed = try podcast.positionOnceResumed(timeout: timeLimit(10))
+            let stderr = Self.finished(prompt)
+            #expect(resumed != nil, "not playing again after the prompt: \(stderr)")
+            #expect(Self.lines(stderr, startingWith: "duckprompt: paused: \(podcast.busName) ").count == 1, "\(stderr)")
+        } else {
+            #expect(try eventually(timeout: 3) { try podcast.isDucked(from: original) }, "not ducked: \(podcast.state)")
+            #expect(try podcast.status() == "Playing")
+            let stderr = Self.finished(prompt)
+            #expect(Self.lines(stderr, startingWith: "duckprompt: paused: ").isEmpty, "\(stderr)")
+        }
+        #expect(try eventually(timeout: 2) { try podcast.volume() == original }, "\(podcast.state)")
+    }
 }
 
 /// An mpv playing one file through PulseAudio, with its MPRIS name (mpv-mpris) and its stream.
@@ -433,6 +461,9 @@ struct SpokenWordIntegrationTests {
 private struct MPVPlayer {
     let process: Background
     let busName: String
+    /// Its stream's `application.process.id`, when not `pid` (in a sandbox's own pid
+    /// namespace, the pid mpv has there).
+    var streamProcessID: String? = nil
     var pid: Int32 { process.process.processIdentifier }
 
     /// Starts mpv; waits until its MPRIS name is on the bus, it reports Playing and its
@@ -557,7 +588,7 @@ private struct MPVPlayer {
 
     private func sinkInput() throws -> [String: Any]? {
         try Pactl.sinkInputs().first {
-            ($0["properties"] as? [String: Any])?["application.process.id"] as? String == "\(pid)"
+            ($0["properties"] as? [String: Any])?["application.process.id"] as? String == streamProcessID ?? "\(pid)"
         }
     }
 
@@ -589,5 +620,81 @@ private struct MPVPlayer {
     static func number(after prefix: String, in reply: String) -> Double? {
         guard let range = reply.range(of: prefix) else { return nil }
         return Double(reply[range.upperBound...].prefix { $0.isNumber || $0 == "-" })
+    }
+}
+
+/// An mpv playing in a sandbox as Flatpak runs an app: bubblewrap with its own pid namespace,
+/// the system read-only, the app's files, the pulse socket and the app's `/.flatpak-info`
+/// (app id `org.example.Podcasts`), on the session bus through an xdg-dbus-proxy that itself
+/// runs in bubblewrap with that `/.flatpak-info` (it may own mpv-mpris's names).
+private final class FlatpakSandbox {
+    static let appID = "org.example.Podcasts"
+    let directory: URL
+    let proxy: Background
+    let mpv: Background
+
+    init(playing track: String) throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let address = environment["DBUS_SESSION_BUS_ADDRESS"],
+              let busPath = address.firstMatch(of: /unix:path=([^,]+)/).map({ String($0.1) }),
+              let pulse = environment["PULSE_SERVER"].flatMap({ $0.firstMatch(of: /unix:(.+)/).map { String($0.1) } }) else {
+            throw TestFailure("run in duckprompt lab: a unix:path session bus and PULSE_SERVER are needed")
+        }
+        directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("dp-flatpak-\(UUID().uuidString)")
+        let app = directory.appendingPathComponent("app"), bus = directory.appendingPathComponent("bus")
+        let info = directory.appendingPathComponent("flatpak-info")
+        try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: bus, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: track, toPath: app.appendingPathComponent("track.ogg").path)
+        try "[Application]\nname=\(Self.appID)\n".write(to: info, atomically: true, encoding: .utf8)
+        let system = ["bwrap", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+                      "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+                      "--proc", "/proc", "--dev", "/dev", "--ro-bind", info.path, "/.flatpak-info"]
+        let busDirectory = (busPath as NSString).deletingLastPathComponent
+        proxy = try Background(system + ["--ro-bind", busDirectory, busDirectory, "--bind", bus.path, bus.path, "--",
+                                         "xdg-dbus-proxy", address, bus.appendingPathComponent("socket").path, "--filter",
+                                         "--own=org.mpris.MediaPlayer2.mpv", "--own=org.mpris.MediaPlayer2.mpv.*"],
+                               captureStderr: true)
+        let socket = bus.appendingPathComponent("socket").path
+        guard eventually(timeout: timeLimit(5), { FileManager.default.fileExists(atPath: socket) }) else {
+            proxy.stop()
+            throw TestFailure("xdg-dbus-proxy made no socket: \(String(decoding: proxy.bytes, as: UTF8.self))")
+        }
+        do {
+            mpv = try Background(system + ["--unshare-pid", "--tmpfs", "/tmp", "--ro-bind", app.path, "/app",
+                                           "--bind", bus.path, "/run/bus",
+                                           "--ro-bind", (pulse as NSString).deletingLastPathComponent, "/run/pulse",
+                                           "--unsetenv", "XDG_RUNTIME_DIR", "--setenv", "HOME", "/tmp",
+                                           "--setenv", "DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/bus/socket",
+                                           "--setenv", "PULSE_SERVER", "unix:/run/pulse/native", "--",
+                                           "mpv", "--no-video", "--ao=pulse", "--no-terminal", "--really-quiet",
+                                           "--idle=no", "--loop-file=no", "/app/track.ogg"])
+        } catch {
+            proxy.stop()
+            throw error
+        }
+    }
+
+    /// The sandboxed mpv once its MPRIS name is on the bus and it plays, uncorked: the one
+    /// `org.mpris.MediaPlayer2.mpv…` name, whose pid is the proxy's; its stream's
+    /// `application.process.id` is 2 (bubblewrap is 1 in its pid namespace).
+    func player() throws -> MPVPlayer {
+        var name: String? = nil
+        _ = try eventually(timeout: 10) {
+            name = MPVPlayer.quoted(try MPVPlayer.busCall("ListNames")).first { $0.hasPrefix("org.mpris.MediaPlayer2.mpv") }
+            return name != nil || !mpv.process.isRunning
+        }
+        guard let name else { throw TestFailure("the sandboxed mpv has no MPRIS name on the bus") }
+        let player = MPVPlayer(process: mpv, busName: name, streamProcessID: "2")
+        guard try eventually(timeout: 10, { try player.status() == "Playing" && player.corked() == false }) else {
+            throw TestFailure("the sandboxed mpv on \(name) did not start playing: \(player.state)")
+        }
+        return player
+    }
+
+    func stop() {
+        mpv.stop()
+        proxy.stop()
+        try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 
 /// Pauses the MPRIS players of one prompt and resumes them after it: finds the players whose
-/// streams play (by process id), asks `SpokenWordPolicy` which to pause, pauses them at the
+/// streams play (by process id; a Flatpak app's by its app id, `FlatpakApp`), asks `SpokenWordPolicy` which to pause, pauses them at the
 /// start of the attack and resumes them, rewound, when the duck is released. Used from the
 /// prompt's own thread only (its `SessionBusClient` is not thread-safe).
 ///
@@ -46,15 +46,21 @@ final class PlayerPauser {
         excluded = Set(inherited.flatMap(\.streams))
         guard mode != .off, mode != .noPause || rules.contains(where: { $0.action == .ignore }) else { return }
         var byPID: [Int32: [SinkInput]] = [:]
+        var byApp: [String: [SinkInput]] = [:]
         for input in inputs where !input.corked && !DuckPlan.isOwn(input) {
+            // A Flatpak app's stream: its process id is one of its sandbox's, never matched.
+            if let app = input.properties[FlatpakApp.streamKey], !app.isEmpty {
+                byApp[app, default: []].append(input)
+                continue
+            }
             guard let text = input.properties["application.process.id"], let pid = Int32(text), pid > 0 else { continue }
             byPID[pid, default: []].append(input)
         }
-        guard !byPID.isEmpty || !inherited.isEmpty else { return }
-        DebugTrace.write("players: \(byPID.count) playing process(es), \(inherited.count) inherited; asking the session bus")
+        guard !byPID.isEmpty || !byApp.isEmpty || !inherited.isEmpty else { return }
+        DebugTrace.write("players: \(byPID.count) playing process(es), \(byApp.count) Flatpak app(s), \(inherited.count) inherited; asking the session bus")
         defer { DebugTrace.write("players: \(toPause.count) to pause, \(excluded.count) stream(s) off the duck") }
         guard let bus = connect() else { return }
-        guard !byPID.isEmpty else { return }
+        guard !byPID.isEmpty || !byApp.isEmpty else { return }
         let names: [String]
         do {
             names = try bus.listNames(timeoutMs: Self.timeoutMs).filter { $0.hasPrefix(MPRISPlayer.busNamePrefix) }.sorted()
@@ -63,7 +69,14 @@ final class PlayerPauser {
             return
         }
         for name in names {
-            guard let pid = try? bus.processID(of: name, timeoutMs: Self.timeoutMs), let streams = byPID[pid] else { continue }
+            guard let pid = try? bus.processID(of: name, timeoutMs: Self.timeoutMs) else { continue }
+            // Its own streams; or, for a player in a Flatpak sandbox, its app's (each app's
+            // streams go to one player).
+            var streams = byPID[pid]
+            if streams == nil, !byApp.isEmpty, let app = FlatpakApp.appID(ofProcess: pid) {
+                streams = byApp.removeValue(forKey: app)
+            }
+            guard let streams else { continue }
             let player: MPRISPlayer
             do {
                 player = try read(name, pid: pid)
