@@ -296,13 +296,19 @@ public final class DuckPromptService: Sendable {
         }
     }
 
-    /// Refuses a call over its caller's limits: a prompt when the caller has
+    /// Refuses a call over its caller's limits: a prompt when fewer than
+    /// `PromptLimits.reservedDescriptors` file descriptors are free, when the caller has
     /// `PromptLimits.promptsPerClient` unfinished, or every caller together
     /// `PromptLimits.promptsInTotal` (calls whose work will queue one counted); another call
     /// when `PromptLimits.callsPerClient` of the caller's wait for the worker. Lock held.
     private func admitLocked(_ sender: String, makesPrompt: Bool) throws {
         let handedOff = waiting.values.filter { $0.makesPrompt == makesPrompt }
         if makesPrompt {
+            // Out of descriptors, a prompt would fail halfway (its files, its ticket, a
+            // restore): refused while a margin is left. /proc/self/fd unreadable counts as full.
+            if let limit = Descriptors.limit() {
+                try PromptLimits.checkDescriptors(open: Descriptors.openCount() ?? limit, limit: limit)
+            }
             let mine = records.values.filter { $0.owner == sender }.count + handedOff.filter { $0.sender == sender }.count
             try PromptLimits.admit(unfinished: mine, client: sender)
             try PromptLimits.admit(unfinishedInTotal: records.count + handedOff.count)

@@ -43,6 +43,14 @@ struct PromptLimitsTests {
         #expect(taken || error { try PromptLimits.checkFileCount(count) } == "\(count) files; a prompt plays at most 64")
     }
 
+    @Test("checkDescriptors: taken while 48 or more of the limit are free; refused under that, limit .descriptors, Unavailable, naming both numbers",
+          arguments: [(10, 1024, true), (976, 1024, true), (977, 1024, false), (1024, 1024, false), (30, 64, false)])
+    func descriptors(open: Int, limit: Int, taken: Bool) {
+        #expect(refusal { try PromptLimits.checkDescriptors(open: open, limit: limit) } == (taken ? nil : .descriptors))
+        #expect(taken || error { try PromptLimits.checkDescriptors(open: open, limit: limit) }
+            == "the service has \(open) of its \(limit) file descriptors open (RLIMIT_NOFILE); it keeps 48 free for the prompts it has")
+    }
+
     /// The limit `body` throws for, nil when it does not throw.
     private func refusal(_ body: () throws -> Void) -> DuckPromptError.Limit? {
         do { try body(); return nil } catch let e as DuckPromptError { return e.limit } catch { return nil }

@@ -18,10 +18,11 @@ struct ServiceIntegrationTests {
         let process: Background
         let monitor: Background
 
-        init(_ options: [String] = []) throws {
+        /// - Parameter launcher: a command that runs `duckprompt serve` (e.g. `prlimit …`).
+        init(_ options: [String] = [], launcher: [String] = []) throws {
             monitor = try Background(["gdbus", "monitor", "--session", "--dest", ServiceIntegrationTests.name])
             do {
-                process = try Background([duckpromptBinary, "serve"] + options, captureStderr: true)
+                process = try Background(launcher + [duckpromptBinary, "serve"] + options, captureStderr: true)
             } catch {
                 monitor.stop()
                 throw error

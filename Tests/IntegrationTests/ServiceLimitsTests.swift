@@ -202,4 +202,34 @@ extension ServiceIntegrationTests {
         #expect(seconds < timeLimit(1.0), "serve took \(seconds) s to end after SIGTERM with 64 prompts queued")
         #expect(try Pactl.volume(ofApp: app) == before, "the music was left at \(String(describing: try? Pactl.volume(ofApp: app)))")
     }
+
+    @Test("Out of file descriptors (serve under prlimit --nofile=160): prompts are refused LimitsExceeded naming the descriptors, never Internal, Config or NoInput; SIGTERM restores the music exactly")
+    func outOfDescriptors() throws {
+        let (rig, _, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-nofile", volume: 50000)
+        defer { withExtendedLifetime(rig) {} }
+        let service = try Service(launcher: ["prlimit", "--nofile=160:160", "--"])
+        let prompt = try DuckIntegrationTests.prompt(seconds: 20.0)
+        var lines: [Substring] = []
+        for _ in 0..<4 {
+            let result = try Self.python("""
+                for i in range(16):
+                    try:
+                        proxy.call_sync('Play', GLib.Variant('(asa{sv})', ([sys.argv[1]], {})), Gio.DBusCallFlags.NONE, 5000, None)
+                        print('taken')
+                    except GLib.Error as e:
+                        print('refused', error_name(e), e.message)
+                """, [prompt])
+            lines += result.stdout.split(separator: "\n")
+        }
+        let refused = lines.filter { $0.hasPrefix("refused") }
+        print("[\(TestServer.kind)] under 160 descriptors: \(lines.filter { $0 == "taken" }.count) taken, \(refused.count) refused")
+        #expect(lines.contains("taken"), "\(lines)")
+        #expect(!refused.isEmpty && refused.allSatisfy { $0.contains("\(Self.name).Error.LimitsExceeded") }, "\(refused)")
+        #expect(refused.contains { $0.contains("file descriptors open (RLIMIT_NOFILE)") }, "\(refused)")
+        #expect(eventually(timeout: timeLimit(5)) { service.signals.contains("PromptStarted") }, "\(service.signals)")
+        #expect(service.stop() == 0)
+        #expect(try Pactl.volume(ofApp: app) == before, "the music was left at \(String(describing: try? Pactl.volume(ofApp: app)))")
+        #expect(!String(decoding: service.process.bytes, as: UTF8.self).contains("failed"),
+                "a prompt failed: \(String(decoding: service.process.bytes, as: UTF8.self))")
+    }
 }

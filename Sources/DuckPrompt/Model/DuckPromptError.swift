@@ -56,6 +56,8 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         case callsPerClient
         /// A prompt names more than `PromptLimits.maxFiles` files.
         case files
+        /// Fewer than `PromptLimits.reservedDescriptors` file descriptors are free.
+        case descriptors
         /// A prompt's stream properties are over `PromptLimits.maxProperties`, or a name or a
         /// value over `PromptLimits.maxPropertyBytes`.
         case properties

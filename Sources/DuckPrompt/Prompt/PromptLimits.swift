@@ -75,6 +75,25 @@ public enum PromptLimits {
                               limit: .callsPerClient)
     }
 
+    /// The file descriptors the service keeps free for what is already queued or playing: a
+    /// prompt holds a few (its files, its queue ticket, a bus connection to the players), and
+    /// a restore must never fail for want of one.
+    public static let reservedDescriptors = 48
+
+    /// Refuses a prompt when fewer than `reservedDescriptors` of the process's file
+    /// descriptors are free, so that running out of them is an answer naming the cause, never
+    /// a prompt that fails halfway with a volume left ducked.
+    /// - Parameters:
+    ///   - open: the descriptors open now (`/proc/self/fd`).
+    ///   - limit: the most the process may have open (`getrlimit(RLIMIT_NOFILE)`, soft).
+    /// - Throws: `DuckPromptError(.unavailable, limit: .descriptors)`.
+    public static func checkDescriptors(open: Int, limit: Int) throws {
+        guard limit - open < reservedDescriptors else { return }
+        throw DuckPromptError(.unavailable, "the service has \(open) of its \(limit) file descriptors open "
+                              + "(RLIMIT_NOFILE); it keeps \(reservedDescriptors) free for the prompts it has",
+                              limit: .descriptors)
+    }
+
     /// Refuses a `Play` of more than `maxFiles` files.
     /// - Throws: `DuckPromptError(.usage, limit: .files)`.
     public static func checkFileCount(_ count: Int) throws {

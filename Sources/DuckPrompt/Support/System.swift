@@ -157,3 +157,28 @@ package enum StandardStreams {
         return found
     }
 }
+
+/// The process's file descriptors: how many are open and how many may be.
+package enum Descriptors {
+    /// The descriptors open now: the entries of `/proc/self/fd` (`opendir`, `readdir`), the
+    /// directory's own not counted; nil when it cannot be read (which may itself mean none is
+    /// left).
+    package static func openCount() -> Int? {
+        guard let directory = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(directory) }
+        var count = 0
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { count += 1 }
+        }
+        return count - 1
+    }
+
+    /// The most descriptors the process may have open: `RLIMIT_NOFILE`'s soft limit
+    /// (`getrlimit`); nil when unlimited or unreadable.
+    package static func limit() -> Int? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+        return Int(clamping: limit.rlim_cur)
+    }
+}
