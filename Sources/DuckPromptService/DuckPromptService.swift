@@ -78,6 +78,9 @@ public final class DuckPromptService: Sendable {
     public init(version: String, server: ServerOptions = ServerOptions()) throws {
         self.version = version
         self.server = server
+        // A call's input (a descriptor read whole, up to 64 MiB; a text) is given back to the
+        // system once done with, not kept for the service's life.
+        unmapLargeAllocationsWhenFreed()
         prompter = try Prompter(server: server)
         // A prompt of a service killed mid-duck (kill -9) left its journal: repaired now, as
         // every verb does in passing, not at the next prompt.

@@ -159,17 +159,13 @@ extension ServiceIntegrationTests {
 }
 
 extension ServiceIntegrationTests {
-    @Test("Limits over every client: five clients × 16 Play, 64 taken and 16 Error.LimitsExceeded; a Play of 65 files refused; SIGTERM with 64 queued ends within a second, the music exact")
-    func limitsOverEveryClient() throws {
-        let (rig, _, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-total", volume: 50000)
-        defer { withExtendedLifetime(rig) {} }
-        let service = try Service()
-        // Long enough that none ends while the clients call.
-        let prompt = try DuckIntegrationTests.prompt(seconds: 20.0)
+    /// `clients` clients one after another (a process and a connection each; a client's
+    /// prompts stay after it leaves), each calling `Play` of `prompt` 16 times: a line per
+    /// call, `taken` or `refused NAME MESSAGE`.
+    static func playFromClients(_ clients: Int, _ prompt: String) throws -> [Substring] {
         var lines: [Substring] = []
-        // One process, one connection, per client; each client's prompts stay after it leaves.
-        for _ in 0..<5 {
-            let result = try Self.python("""
+        for _ in 0..<clients {
+            let result = try python("""
                 for i in range(16):
                     try:
                         proxy.call_sync('Play', GLib.Variant('(asa{sv})', ([sys.argv[1]], {})), Gio.DBusCallFlags.NONE, 5000, None)
@@ -179,6 +175,54 @@ extension ServiceIntegrationTests {
                 """, [prompt])
             lines += result.stdout.split(separator: "\n")
         }
+        return lines
+    }
+
+    @Test("Memory is given back: three PlayFd of /dev/zero (64 MiB read, then refused) and three Say of 10 MB leave the service's RSS within 8 MB of where it was")
+    func memoryGivenBack() throws {
+        let (rig, _, service) = try Self.idleSpeaker()
+        defer { withExtendedLifetime(rig) {} }
+        let pid = service.process.process.processIdentifier
+        func rssKiB() throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            guard let kib = status.firstMatch(of: /VmRSS:\s+(\d+) kB/).flatMap({ Int($0.1) }) else {
+                throw TestFailure("no VmRSS in /proc/\(pid)/status")
+            }
+            return kib
+        }
+        let before = try rssKiB()
+        let result = try Self.python("""
+            import os
+            for i in range(3):
+                fd = os.open('/dev/zero', os.O_RDONLY)
+                try:
+                    bus.call_with_unix_fd_list_sync('\(Self.name)', '\(Self.path)', '\(Self.name)', 'PlayFd',
+                        GLib.Variant('(ha{sv})', (0, {})), GLib.VariantType('(t)'), Gio.DBusCallFlags.NONE, 30000,
+                        Gio.UnixFDList.new_from_array([fd]), None)
+                    print('PlayFd taken')
+                except GLib.Error as e:
+                    print('PlayFd', error_name(e))
+                try:
+                    proxy.call_sync('Say', GLib.Variant('(sa{sv})', ('x' * 10000000, {})), Gio.DBusCallFlags.NONE, 30000, None)
+                    print('Say taken')
+                except GLib.Error as e:
+                    print('Say', error_name(e))
+            """)
+        #expect(result.stdout.components(separatedBy: "\(Self.name).Error.LimitsExceeded").count == 7, "\(result.stdout) \(result.stderr)")
+        let after = try rssKiB()
+        print("[\(TestServer.kind)] serve's RSS \(before) kB, \(after) kB after the large inputs")
+        #expect(after - before < 8 * 1024, "RSS \(before) kB before, \(after) kB after")
+        #expect(service.stop() == 0)
+    }
+
+    @Test("Limits over every client: five clients × 16 Play, 64 taken and 16 Error.LimitsExceeded; a Play of 65 files refused; SIGTERM with 64 queued ends within a second, the music exact")
+    func limitsOverEveryClient() throws {
+        let (rig, _, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-total", volume: 50000)
+        defer { withExtendedLifetime(rig) {} }
+        let service = try Service()
+        // Long enough that none ends while the clients call.
+        let prompt = try DuckIntegrationTests.prompt(seconds: 20.0)
+        let lines = try Self.playFromClients(5, prompt)
         #expect(lines.filter { $0 == "taken" }.count == PromptLimits.promptsInTotal, "\(lines)")
         let refused = lines.filter { $0.hasPrefix("refused") }
         #expect(refused.count == 80 - PromptLimits.promptsInTotal, "\(lines)")
@@ -209,18 +253,7 @@ extension ServiceIntegrationTests {
         defer { withExtendedLifetime(rig) {} }
         let service = try Service(launcher: ["prlimit", "--nofile=160:160", "--"])
         let prompt = try DuckIntegrationTests.prompt(seconds: 20.0)
-        var lines: [Substring] = []
-        for _ in 0..<4 {
-            let result = try Self.python("""
-                for i in range(16):
-                    try:
-                        proxy.call_sync('Play', GLib.Variant('(asa{sv})', ([sys.argv[1]], {})), Gio.DBusCallFlags.NONE, 5000, None)
-                        print('taken')
-                    except GLib.Error as e:
-                        print('refused', error_name(e), e.message)
-                """, [prompt])
-            lines += result.stdout.split(separator: "\n")
-        }
+        let lines = try Self.playFromClients(4, prompt)
         let refused = lines.filter { $0.hasPrefix("refused") }
         print("[\(TestServer.kind)] under 160 descriptors: \(lines.filter { $0 == "taken" }.count) taken, \(refused.count) refused")
         #expect(lines.contains("taken"), "\(lines)")
