@@ -201,4 +201,30 @@ extension ServiceIntegrationTests {
         #expect(result.stdout.contains("finished played"), "\(result.stdout) \(result.stderr)")
         #expect(service.stop() == 0)
     }
+
+    @Test("Two prompts queued back to back (1 kHz, then 2.5 kHz): the duck is handed over and they never sound at once on the speaker's monitor")
+    func handoverWithoutOverlap() throws {
+        let (rig, _, service, recorder, app, before) = try Self.listening("served-overlap")
+        defer { withExtendedLifetime(rig) {} }
+        let first = try TestAudio.sine("overlap-1000.wav", hertz: 1000, seconds: 0.6, gain: 0.5, channels: 1)
+        let second = try TestAudio.sine("overlap-2500.wav", hertz: 2500, seconds: 0.6, gain: 0.5, channels: 1)
+        let a = try Service.id(try service.call("Play", "['\(first)']", "{}"))
+        let b = try Service.id(try service.call("Play", "['\(second)']", "{}"))
+        #expect(try service.finished(a) == "played", "\(service.signals)")
+        #expect(try service.finished(b) == "played", "\(service.signals)")
+        try recorder.waitForMoreAudio(seconds: 0.3)
+        let samples = recorder.stop()
+        let low = Levels.tone(samples, hertz: 1000), high = Levels.tone(samples, hertz: 2500)
+        // Each tone's level where it plays (the median of its loudest windows), and the windows
+        // where both are within 6 dB of it: a gapless hand-over shows neither there (the 20 ms
+        // span across the boundary halves each), an overlap shows both for its length.
+        func steady(_ levels: [Double]) -> Double { Levels.median(levels.sorted().suffix(40)) }
+        let (lowLevel, highLevel) = (steady(low), steady(high))
+        let both = zip(low, high).enumerated().filter { $0.element.0 > lowLevel - 6 && $0.element.1 > highLevel - 6 }
+        print("[\(TestServer.kind)] 1 kHz at \(lowLevel) dB, 2.5 kHz at \(highLevel) dB, both in \(both.count) windows")
+        #expect(lowLevel > -30 && highLevel > -30, "a prompt was not heard: \(lowLevel) dB, \(highLevel) dB")
+        #expect(both.isEmpty, "both prompts heard in 10 ms windows \(both.map(\.offset))")
+        #expect(try eventually(timeout: timeLimit(2)) { try Pactl.volume(ofApp: app) == before })
+        #expect(service.stop() == 0)
+    }
 }
