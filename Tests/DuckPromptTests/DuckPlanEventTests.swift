@@ -202,6 +202,21 @@ struct DuckPlanEventTests {
         #expect(Self.volumes(plan.release())[7] == ChannelVolumes([45000, 45000]))
     }
 
+    @Test("a stream found at 0 (pipewire-pulse before the node's Props), new or already there, takes its first audible volume as its own, however late it comes: ducked from it, and back to it, never +20 dB",
+          arguments: [(true, 20), (true, 900), (false, 900)])
+    func silentUntilRead(appearedDuringPrompt: Bool, afterMs: Int) {
+        let zero = Self.input(7, [0, 0], app: "late")
+        var plan = DuckPlan(inputs: appearedDuringPrompt ? [] : [zero], depth: -20)
+        let silentWrites = plan.apply(gain: -20) + (appearedDuringPrompt ? plan.appeared(zero, now: Self.t0) : [])
+        #expect(Self.volumes(silentWrites)[7] == nil, "a 0 was scaled and written: \(silentWrites)")
+        let actions = plan.changed(Self.input(7, [65536, 65536], app: "late"), now: Self.t0 + .milliseconds(afterMs))
+        #expect(Self.volumes(actions)[7] == Self.ducked([65536, 65536]))
+        // The server may still settle it right after (WirePlumber's restore): still not the user.
+        let settled = plan.changed(Self.input(7, [45000, 45000], app: "late"), now: Self.t0 + .milliseconds(afterMs + 20))
+        #expect(Self.volumes(settled)[7] == Self.ducked([45000, 45000]))
+        #expect(Self.volumes(plan.release())[7] == ChannelVolumes([45000, 45000]))
+    }
+
     @Test("a stream that ends while ducked has its saved volume repaired, unless a newer one of its key is restored")
     func endedStreamRepaired() {
         var plan = DuckPlan(inputs: [Self.input(1, [50000, 50000], app: "a"),

@@ -9,10 +9,7 @@ struct CrashAndConcurrencyTests {
 
     @Test("kill -9 mid-prompt, then duckprompt devices: every volume is back, and a new stream of the app starts at the original")
     func killNine() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "crash-\(rig.tag)"
         let role = "music\(rig.tag)"
         let player = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: 50000)
@@ -108,10 +105,7 @@ struct CrashAndConcurrencyTests {
 extension CrashAndConcurrencyTests {
     @Test("A Bluetooth headset that connects while a prompt waits its turn is used for that prompt")
     func queuedPromptFollowsNewDevice() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let first = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 2)])
         Thread.sleep(forTimeInterval: 0.5)
         let queued = try Background([duckpromptBinary, "play", "--verbose", try DuckIntegrationTests.prompt(seconds: 0.4)],
@@ -170,10 +164,7 @@ extension CrashAndConcurrencyTests {
 extension CrashAndConcurrencyTests {
     @Test("Behind a 3 s prompt: --expire-ms 1000 is dropped with 75 after about 1 s, --on-busy drop at once")
     func expiryAndBusyDrop() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let long = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)])
         Thread.sleep(forTimeInterval: 0.5)
         let short = try DuckIntegrationTests.prompt(seconds: 0.4)

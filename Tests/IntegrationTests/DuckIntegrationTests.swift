@@ -119,10 +119,7 @@ struct DuckIntegrationTests {
 
     @Test("Streams that end mid-prompt leave no ducked saved volume: next stream of the app, and of the role, start at the original")
     func endedStreamsRepairSavedVolumes() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let t = rig.tag
         let byApp = "appkey-\(t)"           // no media.role: saved under its application
         let byRole = "rolekey-\(t)"         // media.role=music-<tag>: saved under the role
@@ -158,10 +155,7 @@ struct DuckIntegrationTests {
 
     @Test("A player that replaces its stream mid-prompt ends at the original volume, not ducked twice")
     func replacedStream() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "player-\(rig.tag)"
         let role = "music\(rig.tag)"
         let first = try Self.player(rig, sink: speaker, app: app, role: role, volume: 47000)
@@ -182,10 +176,7 @@ struct DuckIntegrationTests {
 
     @Test("A user who halves a ducked stream mid-prompt keeps it: afterwards it is at half its original")
     func userChangeKept() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "user-\(rig.tag)"
         try Self.player(rig, sink: speaker, app: app, role: "music", volume: 60000)
         let original = try #require(try Pactl.volume(ofApp: app))
@@ -208,10 +199,7 @@ struct DuckIntegrationTests {
     @Test("With and without PipeWire's own socket: the ducked streams followed through their nodes, or through libpulse; a user's change kept, the rest exact",
           arguments: [true, false])
     func followedThroughNodesOrLibpulse(_ reachable: Bool) throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let changed = "followed-\(reachable)-\(rig.tag)", untouched = "untouched-\(reachable)-\(rig.tag)"
         try Self.player(rig, sink: speaker, app: changed, role: "music", volume: 60000)
         try Self.player(rig, sink: speaker, app: untouched, role: "game", volume: 41000)

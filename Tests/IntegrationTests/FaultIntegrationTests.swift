@@ -61,10 +61,7 @@ struct FaultIntegrationTests {
 
     @Test("The server killed mid-prompt: exit 69 at once, the journal kept; after the restart, restore brings the role's volume back")
     func serverKilledMidPrompt() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "killed-\(rig.tag)", role = "music\(rig.tag)"
         let original = 45000
         let music = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: original)
@@ -108,10 +105,7 @@ struct FaultIntegrationTests {
 
     @Test("The server stalled mid-prompt: exit 69 at the stated timeout, the journal kept, restore exact once it answers")
     func serverStalledMidPrompt() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "stalled-\(rig.tag)", role = "music\(rig.tag)"
         try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: 45000)
         let index = try #require(try DuckIntegrationTests.index(ofApp: app))
@@ -162,10 +156,7 @@ struct FaultIntegrationTests {
     @Test("A user's change at random points of the attack and of the release: every change duckprompt sees is kept, never off by one",
           arguments: Phase.allCases)
     func userChangeDuringRamp(_ phase: Phase) throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "ramp-\(phase)-\(rig.tag)"
         try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 45000)
         let index = try #require(try DuckIntegrationTests.index(ofApp: app))

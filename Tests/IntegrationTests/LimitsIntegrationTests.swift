@@ -10,10 +10,7 @@ struct LimitsIntegrationTests {
 
     /// A rig with an emulated speaker as the default sink.
     static func speakerRig() throws -> (Rig, String) {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         return (rig, speaker)
     }
 

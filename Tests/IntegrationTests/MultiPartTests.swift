@@ -56,10 +56,7 @@ struct MultiPartTests {
 
     @Test("play - reads the prompt from standard input")
     func standardInput() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let prompt = try PlayIntegrationTests.prompt()
         let result = try run(["sh", "-c", "\(duckpromptBinary) play --verbose - < \(prompt)"], check: false)
         #expect(result.status == 0, "\(result.stderr)")

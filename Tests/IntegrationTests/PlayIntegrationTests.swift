@@ -16,6 +16,16 @@ struct PlayIntegrationTests {
         let tag = String(UInt32.random(in: 0..<UInt32.max), radix: 36)
         var players: [Background] = []
 
+        /// The private server checked for, a rig, and its built-in speaker as the default sink:
+        /// where most tests play.
+        static func defaultSpeaker() throws -> (rig: Rig, speaker: String) {
+            try TestServer.requireServer()
+            let rig = Rig()
+            let speaker = try rig.speaker()
+            try Pactl.call("set-default-sink", speaker)
+            return (rig, speaker)
+        }
+
         func speaker() throws -> String {
             let name = "dp_speaker_\(tag)"
             modules.append(try Pactl.loadNullSink(name: name, properties: [

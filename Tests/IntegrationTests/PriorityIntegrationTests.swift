@@ -32,10 +32,7 @@ struct PriorityIntegrationTests {
 
     @Test("Two processes: message interrupts text within 100 ms, no overlap, no gap in the duck; notification dropped; important never interrupted")
     func priorities() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         try DuckIntegrationTests.player(rig, sink: speaker, app: "prio-music-\(rig.tag)", role: "music\(rig.tag)",
                                         volume: 50000)
         let text = try TestAudio.sine("prio-text.wav", hertz: Int(Self.textHz), seconds: 3, channels: 1)
@@ -119,10 +116,7 @@ struct PriorityIntegrationTests {
 
     @Test("A newer text replaces a waiting one; of a run of progress prompts the last is spoken")
     func replacement() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let first = try TestAudio.sine("prio-first.wav", hertz: 1000, seconds: 1.5, channels: 1)
         let stale = try TestAudio.sine("prio-stale.wav", hertz: 1500, seconds: 0.5, channels: 1)
         let fresh = try TestAudio.sine("prio-fresh.wav", hertz: 2000, seconds: 0.5, channels: 1)
@@ -155,10 +149,7 @@ struct PriorityIntegrationTests {
 
     @Test("Inside one process: a message Task interrupts a text Task and takes its duck over")
     func inProcess() async throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "prio-inproc-\(rig.tag)"
         try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
         let text = try TestAudio.sine("prio-text.wav", hertz: Int(Self.textHz), seconds: 3, channels: 1)

@@ -53,10 +53,7 @@ struct PrompterIntegrationTests {
     /// Music on the emulated speaker, the default sink, at `volume`: the rig (keep it), the
     /// speaker's name, the music's application name and its volume.
     static func musicOnSpeaker(_ name: String, volume: Int) throws -> (rig: Rig, speaker: String, app: String, before: [Int]) {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "\(name)-\(rig.tag)"
         try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: volume)
         return (rig, speaker, app, try #require(try Pactl.volume(ofApp: app)))
@@ -109,10 +106,7 @@ struct PrompterIntegrationTests {
 
     @Test("A held prompter keeps its last stream ready: corked between prompts, the next prompt of its shape plays whole on it, another shape gets a new one, and close() leaves no stream")
     func keptStream() async throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let prompter = try Prompter()
         let mono = try DuckIntegrationTests.prompt(seconds: 0.4)
         let first = try await prompter.result(of: try prompter.play(files: [mono]))
@@ -193,10 +187,7 @@ struct PrompterIntegrationTests {
 
     @Test("From four threads at once: twelve message prompts get distinct ids, start in id order (queue order is call order), and all play but the one cancelled from a fifth thread")
     func manyThreads() async throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let prompter = try Prompter()
         let log = EventLog(prompter)
         let prompt = try DuckIntegrationTests.prompt(seconds: 0.1)
@@ -314,10 +305,7 @@ struct PrompterIntegrationTests {
 
     @Test("The server killed under a held prompter: the prompt in flight ends failed naming its journal; once the server is back, the prompter reconnects by itself and restores what was ducked, and the next prompt plays")
     func serverKilledUnderHeldPrompter() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "held-killed-\(rig.tag)", role = "music\(rig.tag)"
         let original = 46000
         let music = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: original)

@@ -129,10 +129,7 @@ struct SandboxIntegrationTests {
     /// absolute path, a missing file, a directory and a file that is not audio are each refused
     /// alike; its own file by descriptor and a text are played and heard.
     func sandboxed(flatpakInfo: Bool) throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let prompt = try TestAudio.sine("sandbox-prompt.wav", hertz: 1000, seconds: 0.8, channels: 1)
         let service = try Service()
         let sandbox = try Sandbox(flatpakInfo: flatpakInfo, prompt: prompt)
@@ -172,10 +169,7 @@ struct SandboxIntegrationTests {
 
     @Test("A caller beside the service (gdbus on the host) still plays by path")
     func hostCallerPlays() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let prompt = try TestAudio.sine("sandbox-prompt.wav", hertz: 1000, seconds: 0.8, channels: 1)
         let service = try Service()
         let id = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))

@@ -180,10 +180,7 @@ struct ServiceIntegrationTests {
 
     /// A service on an idle rig whose speaker is the default sink.
     static func idleSpeaker(_ options: [String] = []) throws -> (rig: Rig, speaker: String, service: Service) {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         return (rig, speaker, try Service(options))
     }
 

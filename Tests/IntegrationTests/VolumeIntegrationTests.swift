@@ -52,10 +52,7 @@ struct VolumeIntegrationTests {
 
     @Test("--volume -6dB plays 6 dB under the user's saved prompt volume, which stays as it was, also after kill -9")
     func relativeVolume() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         // A quiet bed keeps the monitor flowing (PulseAudio's monitor starts late otherwise).
         try DuckIntegrationTests.player(rig, sink: speaker, app: "vol-bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
         let long = try TestAudio.sine("vol-long.wav", hertz: 1000, seconds: 3, channels: 1)
@@ -117,24 +114,14 @@ struct VolumeIntegrationTests {
     /// monitor and the prompt volumes pactl shows.
     @Test("say --volume 0dB back to back with both cores busy and the server slowed: every prompt is heard")
     func relativeVolumeUnderLoad() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         try DuckIntegrationTests.player(rig, sink: speaker, app: "load-bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
         let short = try TestAudio.sine("vol-short.wav", hertz: 1000, seconds: 0.8, channels: 1)
         // Should a prompt write 0, the saved volume must not stay 0 for the suites after this one.
         defer { Self.resetSavedPromptVolume(short) }
 
-        // The server's answers delayed: its processes at the lowest priority, both cores busy.
-        let servers = Self.labServerPids()
-        #expect(!servers.isEmpty, "no server process of this lab found to slow down")
-        for pid in servers { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(pid), 19) }
-        let hogs = try (0..<4).map { _ in try Background(["sh", "-c", "while :; do :; done"]) }
-        defer {
-            for hog in hogs { hog.stop() }
-            for pid in servers { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(pid), 0) }
-        }
+        let starved = try Self.starveServers()
+        defer { starved() }
 
         let prompts = 6
         var silent: [String] = []
@@ -155,13 +142,72 @@ struct VolumeIntegrationTests {
         #expect(silent.isEmpty, "\(silent.count) of \(prompts) prompts silent under load: \(silent.joined(separator: " | "))")
     }
 
+    /// Delays the server's answers: its processes at the lowest priority, both cores kept busy
+    /// by four busy loops at nice 0. Returns what undoes it.
+    static func starveServers(sourceLocation: SourceLocation = #_sourceLocation) throws -> () -> Void {
+        let servers = labServerPids()
+        #expect(!servers.isEmpty, "no server process of this lab found to slow down", sourceLocation: sourceLocation)
+        for pid in servers { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(pid), 19) }
+        let hogs = try (0..<4).map { _ in try Background(["sh", "-c", "while :; do :; done"]) }
+        return {
+            for hog in hogs { hog.stop() }
+            for pid in servers { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(pid), 0) }
+        }
+    }
+
+    /// pipewire-pulse answers a new stream's volume as 0 until it has read the node's Props,
+    /// which under load comes later than the 300 ms a new stream's volume may settle: taken as
+    /// the user's change from 0, the stream's own volume became its real one divided by the
+    /// duck, and it played on 20 dB louder after the prompt (3 of 6 by hand, PipeWire, before
+    /// the fix). Runs alone (Scripts/test's load steps).
+    @Test("A stream that starts during a prompt with both cores busy and the server slowed: after the prompt it plays at the volume the server gave it, never louder")
+    func streamBornUnderLoad() throws {
+        let (rig, speaker) = try Rig.defaultSpeaker()
+        let music = try TestAudio.sine("late-music.wav", hertz: 440, seconds: 30, gain: 0.3)
+        let prompt = try TestAudio.sine("late-prompt.wav", hertz: 1000, seconds: 2, channels: 1)
+        let app = "late-\(rig.tag)"
+        // The volume the server gives a new stream of this application, without a prompt.
+        func startLate() throws -> Background { try Background(["paplay", "--client-name=\(app)", music]) }
+        let control = try startLate()
+        var given: [Int]? = nil
+        _ = try eventually(timeout: 10) {
+            given = try Pactl.volume(ofApp: app)
+            return given.map { !$0.allSatisfy { $0 == 0 } } ?? false
+        }
+        control.stop()
+        _ = try eventually(timeout: 5) { try Pactl.volume(ofApp: app) == nil }
+        let expected = try #require(given, "the control stream never showed a volume")
+
+        let starved = try Self.starveServers()
+        defer { starved() }
+        var wrong: [String] = []
+        for n in 1...4 {
+            let played = try Background([duckpromptBinary, "play", prompt], captureStderr: true)
+            // The late stream starts once the prompt's own stream is there (ducking or playing).
+            _ = try eventually(timeout: 30) {
+                try Pactl.sinkInputs().contains { ($0["properties"] as? [String: Any])?["duckprompt.prompt"] != nil }
+                    || !played.process.isRunning
+            }
+            let late = try startLate()
+            let status = played.wait(timeout: 60)
+            #expect(status == 0, "prompt \(n): \(String(decoding: played.bytes, as: UTF8.self))")
+            var after: [Int]? = nil
+            _ = try eventually(timeout: 30) {
+                after = try Pactl.volume(ofApp: app)
+                return after.map { !$0.allSatisfy { $0 == 0 } } ?? false
+            }
+            if after != expected { wrong.append("round \(n): \(after ?? []) where the server gave \(expected)") }
+            late.stop()
+            _ = try eventually(timeout: 10) { try Pactl.volume(ofApp: app) == nil }
+        }
+        print("[\(TestServer.kind)] streams born during a prompt under load: \(wrong.count) of 4 at another volume after it")
+        #expect(wrong.isEmpty, "\(wrong.joined(separator: "; "))")
+    }
+
     /// A saved prompt volume of 0 is the user's: played, never scaled, and said on stderr.
     @Test("a saved prompt volume of 0: the prompt exits 0 with 'played at -inf dB', and the saved volume stays the user's")
     func savedZeroIsReported() throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        try Pactl.call("set-default-sink", speaker)
+        let (rig, speaker) = try Rig.defaultSpeaker()
         let long = try TestAudio.sine("vol-long.wav", hertz: 1000, seconds: 3, channels: 1)
         let short = try TestAudio.sine("vol-short.wav", hertz: 1000, seconds: 0.8, channels: 1)
         defer { Self.resetSavedPromptVolume(short) }

@@ -86,7 +86,10 @@ extension [DuckAction] {
 /// Each stream's own volume ("original") starts as the exact `pa_cvolume` found. The audible
 /// volume is original × gain (`VolumeMath.scale`, libpulse dB math). A volume change that is not
 /// one of our writes is the user's: their value divided by the gain becomes the stream's own
-/// volume, so it is kept after the prompt. At gain 0 dB the originals are written bit for bit.
+/// volume, so it is kept after the prompt; except for a stream that appeared during the prompt
+/// (for `settlingTime`), and one found at 0, whose first audible volume is its own (never a
+/// volume computed from a 0 that was no real read). At gain 0 dB the originals are written bit
+/// for bit.
 package struct DuckPlan: Sendable, Equatable {
     /// A ducked stream.
     public struct Entry: Sendable, Equatable {
@@ -383,9 +386,14 @@ package struct DuckPlan: Sendable, Equatable {
         entries[i].current = seen
         entries[i].overtaken = entries[i].inFlight.count
         entries[i].confirmed = seen
-        if let until = entries[i].settlingUntil, now < until {
+        let settling = entries[i].settlingUntil.map { now < $0 } ?? false
+        if settling || entries[i].original.isSilent {
             // The server set the new stream's initial (restored) volume: that is its own
-            // volume, ducked now like the rest.
+            // volume, ducked now like the rest. A stream found silent has no own volume yet
+            // (pipewire-pulse answers 0 until the node's Props are read, later than the
+            // settling time under load; or a stream at 0, raised now): its first audible
+            // volume is its own, whenever it comes, and the server may still settle it.
+            if !settling { entries[i].settlingUntil = now + Self.settlingTime }
             entries[i].original = ownVolume(ofNew: seen, key: entries[i].key, index: entries[i].index)
             entries[i].foreign = nil
             return write(i, level(i, atGain: gain)).map { [$0] } ?? []

@@ -7,6 +7,10 @@ public struct ChannelVolumes: Sendable, Equatable, Hashable, Codable, CustomStri
     public init(_ values: [UInt32]) { self.values = values }
 
     public var description: String { values.map(String.init).joined(separator: ",") }
+
+    /// Every channel at 0 (`PA_VOLUME_MUTED`): silence, or on pipewire-pulse a stream whose
+    /// volume is not known yet (it answers 0 until it has read the node's Props).
+    public var isSilent: Bool { values.allSatisfy { $0 == 0 } }
 }
 
 /// Port availability, as `pa_port_available_t` (`PA_PORT_AVAILABLE_*`).
