@@ -178,18 +178,35 @@ extension ServiceIntegrationTests {
         return lines
     }
 
+    /// A number field of `/proc/PID/status` (`Threads`, `VmRSS` in kB).
+    static func procStatus(_ pid: Int32, _ field: String) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
+              let value = Int(line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") else {
+            throw TestFailure("no \(field) in /proc/\(pid)/status")
+        }
+        return value
+    }
+
+    /// The process's CPU time so far, user and system, in s (`/proc/PID/stat` fields 14 and 15,
+    /// in clock ticks of 1/100 s).
+    static func cpuSeconds(_ pid: Int32) throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // After the command's closing parenthesis: field 3 onward.
+        let fields = stat[stat.lastIndex(of: ")")!...].split(separator: " ").dropFirst()
+        let values = Array(fields)
+        guard values.count > 12, let user = Double(values[11]), let system = Double(values[12]) else {
+            throw TestFailure("cannot read the CPU time in /proc/\(pid)/stat: \(stat)")
+        }
+        return (user + system) / 100
+    }
+
     @Test("Memory is given back: three PlayFd of /dev/zero (64 MiB read, then refused) and three Say of 10 MB leave the service's RSS within 8 MB of where it was")
     func memoryGivenBack() throws {
         let (rig, _, service) = try Self.idleSpeaker()
         defer { withExtendedLifetime(rig) {} }
         let pid = service.process.process.processIdentifier
-        func rssKiB() throws -> Int {
-            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-            guard let kib = status.firstMatch(of: /VmRSS:\s+(\d+) kB/).flatMap({ Int($0.1) }) else {
-                throw TestFailure("no VmRSS in /proc/\(pid)/status")
-            }
-            return kib
-        }
+        func rssKiB() throws -> Int { try Self.procStatus(pid, "VmRSS") }
         let before = try rssKiB()
         let result = try Self.python("""
             import os
@@ -237,9 +254,22 @@ extension ServiceIntegrationTests {
             """, [prompt])
         #expect(many.stdout.contains("refused \(Self.name).Error.LimitsExceeded"), "\(many.stdout) \(many.stderr)")
         #expect(many.stdout.contains("65 files; a prompt plays at most 64"), "\(many.stdout) \(many.stderr)")
+        // Waiting prompts are cheap: no thread each (one waits for all their turns), and little
+        // CPU time while 63 wait behind the one that plays.
+        #expect(eventually(timeout: timeLimit(5)) { service.signals.contains("PromptStarted") }, "\(service.signals)")
+        let pid = service.process.process.processIdentifier
+        let threads = try Self.procStatus(pid, "Threads")
+        let cpuBefore = try Self.cpuSeconds(pid)
+        let wall = Date()
+        _ = eventually(timeout: 2) { Date().timeIntervalSince(wall) >= 1 }
+        let cpu = try Self.cpuSeconds(pid) - cpuBefore
+        print("[\(TestServer.kind)] 64 prompts queued: \(threads) threads, \(cpu) s of CPU in 1 s")
+        #expect(threads < 32, "\(threads) threads with 64 prompts queued")
+        // (Before TurnWaiter: 75 threads and 0.97 s of CPU time in 1 s, PipeWire.)
+        let cpuLimit = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] == nil ? 0.25 : 0.6
+        #expect(cpu < cpuLimit, "\(cpu) s of CPU time in 1 s with 63 prompts waiting")
         // SIGTERM with the queue full: every prompt cancelled, the duck ramped back, the exit
         // within a second.
-        #expect(eventually(timeout: timeLimit(5)) { service.signals.contains("PromptStarted") }, "\(service.signals)")
         let start = Date()
         #expect(service.stop() == 0)
         let seconds = Date().timeIntervalSince(start)

@@ -20,10 +20,11 @@ extension DuckPrompt {
     /// - Throws: what `play(_:options:server:)` documents.
     static func runPrompt(_ sources: [any PromptSource], connection started: PulseConnection, options: PlayOptions,
                           server: ServerOptions, control: InterruptControl, entered: QueueEntry? = nil,
+                          turn: Result<RuntimeLock, any Error>? = nil,
                           reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
                           onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) throws -> PlayReport {
         let run = PromptRun(sources: sources, connection: started, options: options, server: server, control: control,
-                            entered: entered, reconnect: reconnect, keeper: keeper, onStarted: onStarted)
+                            entered: entered, turn: turn, reconnect: reconnect, keeper: keeper, onStarted: onStarted)
         defer { run.close() }
         var lifecycle = PromptLifecycle()
         var action = lifecycle.start()
@@ -51,6 +52,8 @@ final class PromptRun {
 
     private var store: JournalStore?
     private var ticket: Ticket?
+    /// The turn, when a `TurnWaiter` waited for it: its lock, or why the prompt will not play.
+    private let turn: Result<RuntimeLock, any Error>?
     private var lock: RuntimeLock?
     private var watcher: StopWatcher?
     /// The lock taken back after a handover no one adopted.
@@ -102,15 +105,17 @@ final class PromptRun {
     /// - Parameters:
     ///   - entered: the queue entry, when the caller entered the queue already (a `Prompter`
     ///     does in `play`, so that prompts queue in call order); nil enters it at `.waitTurn`.
+    ///   - turn: the turn, when the caller waited for it (`TurnWaiter`); nil waits at `.waitTurn`.
     ///   - reconnect: makes a new connection when `connection` failed meanwhile.
     ///   - keeper: the held prompter's kept stream (nil: every stream is made and closed here).
     ///   - onStarted: called once the first sample of the prompt's own audio (after the
     ///     pre-roll) has been handed to the server on the uncorked stream, with the route and
     ///     the pre-roll in ms; on libpulse's loop thread, so it must not wait.
     init(sources: [any PromptSource], connection: PulseConnection, options: PlayOptions, server: ServerOptions,
-         control: InterruptControl, entered: QueueEntry? = nil,
+         control: InterruptControl, entered: QueueEntry? = nil, turn: Result<RuntimeLock, any Error>? = nil,
          reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
          onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) {
+        self.turn = turn
         self.sources = sources
         self.connection = connection
         self.options = options
@@ -321,8 +326,12 @@ final class PromptRun {
             (store, ticket) = (entry.store, entry.ticket)
         }
         guard let store, let ticket else { preconditionFailure("entered the queue") }
-        lock = try ticket.waitTurn(deadline: options.expireMs.map { called + .milliseconds($0) },
-                                   expireMs: options.expireMs, cancelled: { [control] in control.isCancelled })
+        if let turn {
+            lock = try turn.get()
+        } else {
+            lock = try ticket.waitTurn(deadline: options.expireMs.map { called + .milliseconds($0) },
+                                       expireMs: options.expireMs, cancelled: { [control] in control.isCancelled })
+        }
         // A newer prompt that interrupts this one says so in the queue.
         watcher = StopWatcher(ticket: ticket, control: control)
         // Also this process's own journal, kept by an earlier prompt of a held `Prompter`

@@ -18,7 +18,8 @@ import Glibc
 /// ```
 /// (Examples/HeldPrompter is the whole program.)
 ///
-/// Each prompt runs on a thread of its own, as a `duckprompt play` process would: the queue in
+/// Each prompt waits for its turn on the prompter's one waiting thread (`TurnWaiter`), then
+/// runs on a thread of its own, as a `duckprompt play` process would: the queue in
 /// `$XDG_RUNTIME_DIR/duckprompt/` (`PromptQueue`) orders the prompts of every prompter and
 /// every `duckprompt` command of the user, interrupts and replaces them, and hands the duck
 /// from one to the next, so the music stays down between queued prompts. `DuckPrompt.play`
@@ -111,6 +112,8 @@ public final class Prompter: Sendable {
     private let held: HeldConnection?
     private let state: LockedState
     private let lock = Lock()
+    /// Where this prompter's queued prompts wait for their turn: one thread for them all.
+    private let turns = TurnWaiter()
 
     /// Creates a prompter and starts connecting to the server (the handshake runs in
     /// libpulse's thread; then its sinks, sink-inputs and server info are read once and
@@ -186,11 +189,18 @@ public final class Prompter: Sendable {
             finish(id, .failure(dropped))
             return id
         }
+        // It waits for its turn on the prompter's one waiting thread, and gets a thread of its
+        // own once the turn came (or it was dropped, expired, cancelled).
         let box = SourceList(sources)
-        startThread { [self] in
-            let result = Result { try perform(box.sources, options: options, entry: entry, id: id, control: control) }
-            finish(id, result)
-        }
+        turns.wait(TurnWaiter.Waiting(ticket: entry.ticket, deadline: options.expireMs.map { .now + .milliseconds($0) },
+                                      expireMs: options.expireMs, cancelled: { control.isCancelled }) { [self] turn in
+            startThread { [self] in
+                let result = Result {
+                    try perform(box.sources, options: options, entry: entry, id: id, control: control, turn: turn)
+                }
+                finish(id, result)
+            }
+        })
         return id
     }
 
@@ -322,11 +332,13 @@ public final class Prompter: Sendable {
 
     /// The one implementation of a prompt: `DuckPrompt.runPrompt` on the held connection,
     /// connecting again when it failed.
+    /// - Parameter turn: the turn's lock when the `TurnWaiter` waited for it (or why the prompt
+    ///   will not play); nil: the prompt waits for it itself.
     private func perform(_ sources: [any PromptSource], options: PlayOptions, entry: QueueEntry, id: PromptID?,
-                         control: InterruptControl) throws -> PlayReport {
+                         control: InterruptControl, turn: Result<RuntimeLock, any Error>? = nil) throws -> PlayReport {
         let connection = held?.current ?? lock.withLock { state.connection }
         return try DuckPrompt.runPrompt(sources, connection: connection, options: options, server: server,
-                                        control: control, entered: entry, reconnect: { [self] in try reconnect() },
+                                        control: control, entered: entry, turn: turn, reconnect: { [self] in try reconnect() },
                                         keeper: held?.keeper, onStarted: { [self] route, preRoll in
             guard let id else { return }
             emit(.started(id, Start(sink: route.sink.name, kind: route.classification.kind, preRollMs: preRoll)))

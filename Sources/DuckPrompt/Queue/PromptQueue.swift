@@ -239,32 +239,55 @@ package final class Ticket: @unchecked Sendable {
     ///   The ticket has left the queue when it throws.
     package func waitTurn(deadline: ContinuousClock.Instant?, expireMs: Int? = nil,
                          cancelled: () -> Bool = { false }) throws -> RuntimeLock {
+        while true {
+            try checkStillWaiting(deadline: deadline, expireMs: expireMs, cancelled: cancelled)
+            do {
+                if let (_, lock) = try Self.takeTurn(among: [self]) { return lock }
+            } catch {
+                leave()
+                throw error
+            }
+            var pause = PromptQueue.pollInterval
+            if let deadline { pause = min(pause, max(.zero, deadline - ContinuousClock.now)) }
+            sleepThread(for: pause)
+        }
+    }
+
+    /// What ends a wait for the turn other than the turn: cancelled (`CancellationError`), a
+    /// newer prompt's stop (`.dropped` with its reason), or the deadline passed (`.dropped`,
+    /// `.expired`). Each leaves the queue before it throws.
+    package func checkStillWaiting(deadline: ContinuousClock.Instant?, expireMs: Int?,
+                                   cancelled: () -> Bool) throws {
         do {
-            while true {
-                if cancelled() { throw CancellationError() }
-                if let reason = stopReason {
-                    throw DuckPromptError(.dropped, "prompt dropped: \(reason)", dropReason: PromptQueue.dropReason(ofStop: reason))
-                }
-                let lock = try queue.withQueueLock { _ -> RuntimeLock? in
-                    let live = try queue.liveTickets()
-                    guard QueuePolicy.next(in: live.map(\.prompt)) == seq,
-                          let lock = try RuntimeLock.tryAcquire(in: queue.directory) else { return nil }
-                    try write(playing: true)
-                    return lock
-                }
-                if let lock { return lock }
-                if let deadline, ContinuousClock.now >= deadline {
-                    let ms = expireMs.map { "\($0) ms" } ?? "its deadline"
-                    throw DuckPromptError(.dropped, "prompt dropped: not started within \(ms) (another prompt was playing)",
-                                          dropReason: .expired)
-                }
-                var pause = PromptQueue.pollInterval
-                if let deadline { pause = min(pause, max(.zero, deadline - ContinuousClock.now)) }
-                sleepThread(for: pause)
+            if cancelled() { throw CancellationError() }
+            if let reason = stopReason {
+                throw DuckPromptError(.dropped, "prompt dropped: \(reason)", dropReason: PromptQueue.dropReason(ofStop: reason))
+            }
+            if let deadline, ContinuousClock.now >= deadline {
+                let ms = expireMs.map { "\($0) ms" } ?? "its deadline"
+                throw DuckPromptError(.dropped, "prompt dropped: not started within \(ms) (another prompt was playing)",
+                                      dropReason: .expired)
             }
         } catch {
             leave()
             throw error
+        }
+    }
+
+    /// Gives the turn to whichever of `tickets` (one runtime directory's) is the next to play
+    /// (`QueuePolicy.next`), when the `RuntimeLock` is free: marks it playing and returns it
+    /// with the lock; nil when none is next or the lock is held. One hold of the queue lock,
+    /// one read of the queue, however many tickets wait.
+    /// - Throws: `.internal` when the queue cannot be read.
+    package static func takeTurn(among tickets: [Ticket]) throws -> (Ticket, RuntimeLock)? {
+        guard let queue = tickets.first?.queue else { return nil }
+        return try queue.withQueueLock { _ -> (Ticket, RuntimeLock)? in
+            let live = try queue.liveTickets()
+            guard let next = QueuePolicy.next(in: live.map(\.prompt)),
+                  let ticket = tickets.first(where: { $0.seq == next }),
+                  let lock = try RuntimeLock.tryAcquire(in: queue.directory) else { return nil }
+            try ticket.write(playing: true)
+            return (ticket, lock)
         }
     }
 
