@@ -187,7 +187,8 @@ struct PrompterIntegrationTests {
 
     @Test("From four threads at once: twelve message prompts get distinct ids, start in id order (queue order is call order), and all play but the one cancelled from a fifth thread")
     func manyThreads() async throws {
-        let (rig, speaker) = try Rig.defaultSpeaker()
+        let (rig, _) = try Rig.defaultSpeaker()
+        defer { withExtendedLifetime(rig) {} }
         let prompter = try Prompter()
         let log = EventLog(prompter)
         let prompt = try DuckIntegrationTests.prompt(seconds: 0.1)
