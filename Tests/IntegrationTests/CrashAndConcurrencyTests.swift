@@ -105,7 +105,7 @@ struct CrashAndConcurrencyTests {
 extension CrashAndConcurrencyTests {
     @Test("A Bluetooth headset that connects while a prompt waits its turn is used for that prompt")
     func queuedPromptFollowsNewDevice() throws {
-        let (rig, speaker) = try Rig.defaultSpeaker()
+        let (rig, _) = try Rig.defaultSpeaker()
         let first = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 2)])
         Thread.sleep(forTimeInterval: 0.5)
         let queued = try Background([duckpromptBinary, "play", "--verbose", try DuckIntegrationTests.prompt(seconds: 0.4)],
@@ -164,7 +164,8 @@ extension CrashAndConcurrencyTests {
 extension CrashAndConcurrencyTests {
     @Test("Behind a 3 s prompt: --expire-ms 1000 is dropped with 75 after about 1 s, --on-busy drop at once")
     func expiryAndBusyDrop() throws {
-        let (rig, speaker) = try Rig.defaultSpeaker()
+        let (rig, _) = try Rig.defaultSpeaker()
+        defer { withExtendedLifetime(rig) {} }
         let long = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)])
         Thread.sleep(forTimeInterval: 0.5)
         let short = try DuckIntegrationTests.prompt(seconds: 0.4)

@@ -87,7 +87,7 @@ struct LiveDevicesAndSignalTests {
         let music = Array(Levels.tone(recorder.stop(), hertz: Double(PlayIntegrationTests.musicHz)).drop { $0 < -100 }
             .dropFirst(3).dropLast(2))   // partial windows at the recording's edges
         let step = Levels.largestStep(music)
-        #expect(step.dB <= Levels.rampStepLimit, "largest 10 ms step after signal \(signal): \(step.detail)")
+        #expect(step.dB <= rampStepLimit, "largest 10 ms step after signal \(signal): \(step.detail)")
 
         // The interrupted prompt fades out (about 30 ms) instead of stopping with a click:
         // between its full level and silence lie at least two 10 ms windows.

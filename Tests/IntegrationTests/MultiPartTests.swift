@@ -57,6 +57,7 @@ struct MultiPartTests {
     @Test("play - reads the prompt from standard input")
     func standardInput() throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
+        defer { withExtendedLifetime(rig) {} }
         let prompt = try PlayIntegrationTests.prompt()
         let result = try run(["sh", "-c", "\(duckpromptBinary) play --verbose - < \(prompt)"], check: false)
         #expect(result.status == 0, "\(result.stderr)")

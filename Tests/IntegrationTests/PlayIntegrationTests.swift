@@ -135,7 +135,7 @@ struct PlayIntegrationTests {
         // The first windows of a recording can be partial: skip three, and the last two.
         let rms = Array(Levels.rms(speakerSamples).drop { $0 < -100 }.dropFirst(3).dropLast(2))
         let step = Levels.largestStep(rms)
-        #expect(step.dB <= Levels.rampStepLimit, "largest 10 ms step: \(step.detail)")
+        #expect(step.dB <= rampStepLimit, "largest 10 ms step: \(step.detail)")
     }
 
     @Test("Speaker + bare null sink as default: prompt on the speaker, music under it ducked")

@@ -117,6 +117,7 @@ struct PriorityIntegrationTests {
     @Test("A newer text replaces a waiting one; of a run of progress prompts the last is spoken")
     func replacement() throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
+        defer { withExtendedLifetime(rig) {} }
         let first = try TestAudio.sine("prio-first.wav", hertz: 1000, seconds: 1.5, channels: 1)
         let stale = try TestAudio.sine("prio-stale.wav", hertz: 1500, seconds: 0.5, channels: 1)
         let fresh = try TestAudio.sine("prio-fresh.wav", hertz: 2000, seconds: 0.5, channels: 1)

@@ -107,6 +107,7 @@ struct PrompterIntegrationTests {
     @Test("A held prompter keeps its last stream ready: corked between prompts, the next prompt of its shape plays whole on it, another shape gets a new one, and close() leaves no stream")
     func keptStream() async throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
+        defer { withExtendedLifetime(rig) {} }
         let prompter = try Prompter()
         let mono = try DuckIntegrationTests.prompt(seconds: 0.4)
         let first = try await prompter.result(of: try prompter.play(files: [mono]))

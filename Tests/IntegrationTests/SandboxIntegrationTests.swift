@@ -130,6 +130,7 @@ struct SandboxIntegrationTests {
     /// alike; its own file by descriptor and a text are played and heard.
     func sandboxed(flatpakInfo: Bool) throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
+        defer { withExtendedLifetime(rig) {} }
         let prompt = try TestAudio.sine("sandbox-prompt.wav", hertz: 1000, seconds: 0.8, channels: 1)
         let service = try Service()
         let sandbox = try Sandbox(flatpakInfo: flatpakInfo, prompt: prompt)
@@ -169,7 +170,8 @@ struct SandboxIntegrationTests {
 
     @Test("A caller beside the service (gdbus on the host) still plays by path")
     func hostCallerPlays() throws {
-        let (rig, speaker) = try Rig.defaultSpeaker()
+        let (rig, _) = try Rig.defaultSpeaker()
+        defer { withExtendedLifetime(rig) {} }
         let prompt = try TestAudio.sine("sandbox-prompt.wav", hertz: 1000, seconds: 0.8, channels: 1)
         let service = try Service()
         let id = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))

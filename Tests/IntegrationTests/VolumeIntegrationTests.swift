@@ -162,7 +162,7 @@ struct VolumeIntegrationTests {
     /// the fix). Runs alone (Scripts/test's load steps).
     @Test("A stream that starts during a prompt with both cores busy and the server slowed: after the prompt it plays at the volume the server gave it, never louder")
     func streamBornUnderLoad() throws {
-        let (rig, speaker) = try Rig.defaultSpeaker()
+        let (rig, _) = try Rig.defaultSpeaker()
         let music = try TestAudio.sine("late-music.wav", hertz: 440, seconds: 30, gain: 0.3)
         let prompt = try TestAudio.sine("late-prompt.wav", hertz: 1000, seconds: 2, channels: 1)
         let app = "late-\(rig.tag)"
@@ -207,7 +207,8 @@ struct VolumeIntegrationTests {
     /// A saved prompt volume of 0 is the user's: played, never scaled, and said on stderr.
     @Test("a saved prompt volume of 0: the prompt exits 0 with 'played at -inf dB', and the saved volume stays the user's")
     func savedZeroIsReported() throws {
-        let (rig, speaker) = try Rig.defaultSpeaker()
+        let (rig, _) = try Rig.defaultSpeaker()
+        defer { withExtendedLifetime(rig) {} }
         let long = try TestAudio.sine("vol-long.wav", hertz: 1000, seconds: 3, channels: 1)
         let short = try TestAudio.sine("vol-short.wav", hertz: 1000, seconds: 0.8, channels: 1)
         defer { Self.resetSavedPromptVolume(short) }
