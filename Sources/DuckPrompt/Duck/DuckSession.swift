@@ -200,7 +200,8 @@ final class DuckSession: @unchecked Sendable {
 
     /// Runs until `gain` is reached over `durationMs` (a `Ramp`) and `until` holds, following
     /// events meanwhile. With a `gain`, returns once the server has acknowledged the last
-    /// step's writes (or `answerTimeout` passed).
+    /// step's writes and every write has come back in a sink-input info (or `echoWait`
+    /// passed).
     ///
     /// - Parameters:
     ///   - gain: target gain in dB (0 restores the originals exactly), or nil to keep the gain.
@@ -238,7 +239,15 @@ final class DuckSession: @unchecked Sendable {
                     // A ramp ends when the server has applied its last step, not when it was
                     // sent: a busy server (pipewire-pulse with 100 streams to duck) takes tens
                     // of ms, and the prompt must not start before the duck has landed.
-                    if gain != nil { connection.waitLocked(for: pending) }
+                    // An acknowledged write is not yet an applied one: pipewire-pulse answers a
+                    // set-volume at once and changes the stream when its node has taken it
+                    // (100 streams: 6 of them still at full volume when the prompt was heard,
+                    // CI at b8abb47). The ramp ends when every write has come back in a
+                    // sink-input info, or `echoWait` passed.
+                    if gain != nil {
+                        connection.waitLocked(for: pending)
+                        if subscribed { awaitEchoesLocked() }
+                    }
                     guard connection.isAliveLocked else { throw connection.lostErrorLocked(what) }
                     return true
                 }
@@ -310,7 +319,7 @@ final class DuckSession: @unchecked Sendable {
         return true
     }
 
-    /// How long `finish` waits for the last writes to come back.
+    /// How long a ramp's end and `finish` wait for the last writes to come back.
     static let echoWait: Duration = .milliseconds(250)
 
     /// Follows events, lock held, until every write in flight has come back (`isSettled`),
