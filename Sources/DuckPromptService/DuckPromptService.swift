@@ -101,10 +101,18 @@ public final class DuckPromptService: Sendable {
         }
         // RouteChanged: the sinks followed from the server's events (`watchDevices`; no
         // polling on either server), a signal each time the routed sink changes.
+        let watchClosed = Latch()
+        let updates: AsyncThrowingStream<DeviceUpdate, Error>
+        do {
+            updates = DuckPrompt.watchDevices(config: try DuckPromptConfig.load(), server: server, closed: watchClosed.open)
+        } catch {
+            updates = AsyncThrowingStream { $0.finish(throwing: error) }
+            watchClosed.open()
+        }
         let watching = executor.start { [self] in
             var last: String? = nil
             do {
-                for try await update in DuckPrompt.watchDevices(config: try DuckPromptConfig.load(), server: server) {
+                for try await update in updates {
                     let route = update.listing.route
                     let sink = route?.sink.name ?? ""
                     if last != nil, sink != last {
@@ -117,10 +125,13 @@ public final class DuckPromptService: Sendable {
                 serviceLog("route changes no longer followed: \(error)")
             }
         }
-        defer { watching.cancel() }
         let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in
             routeWatchers.isEmpty && lock.withLock { records.isEmpty && waiting.isEmpty }
         } }
+        // The route's connection closed before the exit (its libpulse and libpipewire threads
+        // joined), at most 2 s.
+        watching.cancel()
+        watchClosed.wait(upTo: .seconds(2))
         // A call whose work is not done is not played: its caller hears so before the exit.
         let unanswered = lock.withLock { () -> [BusConnection.HeldCall] in
             defer { waiting.removeAll() }
@@ -391,4 +402,26 @@ struct AccessDenied: Error {
 /// One line on standard error, `duckprompt serve: …`.
 func serviceLog(_ line: String) {
     StandardStreams.writeError("duckprompt serve: \(line)\n")
+}
+
+/// Opened once, from any thread; `wait(upTo:)` returns when it is open or the time ran out.
+private final class Latch: @unchecked Sendable {
+    private let condition = Condition()
+    private var isOpen = false
+
+    func open() {
+        condition.withLock { isOpen = true }
+        condition.broadcast()
+    }
+
+    func wait(upTo limit: Duration) {
+        let deadline = ContinuousClock.now + limit
+        condition.withLock {
+            while !isOpen {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { return }
+                condition.waitLocked(milliseconds: max(1, Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            }
+        }
+    }
 }

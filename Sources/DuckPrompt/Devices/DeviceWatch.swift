@@ -16,10 +16,22 @@ extension DuckPrompt {
     /// after each `defaultCheckInterval` (100 ms) without events.
     public static func watchDevices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
                                     server: ServerOptions = ServerOptions()) -> AsyncThrowingStream<DeviceUpdate, Error> {
+        watchDevices(request: request, config: config, server: server, closed: {})
+    }
+
+    /// `watchDevices(request:config:server:)`, and `closed` called on the watching thread once
+    /// its connection is closed (libpulse's and libpipewire's threads joined): a process that
+    /// exits after it leaves none of them behind.
+    package static func watchDevices(request: DeviceRequest? = nil, config: DuckPromptConfig, server: ServerOptions,
+                                     closed: @escaping @Sendable () -> Void) -> AsyncThrowingStream<DeviceUpdate, Error> {
         let control = InterruptControl()
         return AsyncThrowingStream { continuation in
             continuation.onTermination = { _ in control.cancel() }
             startThread {
+                defer { closed() }
+                // The connection lives in this scope only (detached from `control`, which the
+                // stream keeps): it is closed when the scope ends, before `closed`.
+                defer { control.detach() }
                 do {
                     let connection = try PulseConnection(server)
                     control.attach(connection)

@@ -23,6 +23,17 @@ final class InterruptControl: @unchecked Sendable {
         if interruptNow { interrupt(connection, shared: shared) }
     }
 
+    /// Lets go of the attached connection (its owner is done with it), so that it closes when
+    /// its owner drops it, not when this control goes.
+    func detach() {
+        // Taken out under the lock, released after it: closing joins the connection's threads.
+        let attached = lock.withLock { () -> PulseConnection? in
+            defer { connection = nil }
+            return connection
+        }
+        withExtendedLifetime(attached) {}
+    }
+
     private func interrupt(_ connection: PulseConnection, shared: Bool) {
         if shared { connection.wake() } else { connection.interrupt() }
     }
