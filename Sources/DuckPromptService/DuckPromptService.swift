@@ -179,8 +179,9 @@ public final class DuckPromptService: Sendable {
                     }
                     let options = try readOptions(given)
                     // The service's rights are the user's: only regular files it may read,
-                    // never a FIFO or a device.
-                    let sources = try files.map { try AudioSource(regularFile: $0) }
+                    // never a FIFO or a device. Each is checked now and closed again, and
+                    // opened when the prompt's turn comes: a waiting prompt holds no descriptor.
+                    let sources = try files.map { try FileAtTurn(checking: $0) }
                     try PromptLimits.checkDuration(sources.map(\.duration))
                     return .prompt(sources, options.play, name: files.joined(separator: " "))
                 }

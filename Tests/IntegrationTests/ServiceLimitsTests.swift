@@ -277,15 +277,54 @@ extension ServiceIntegrationTests {
         #expect(try Pactl.volume(ofApp: app) == before, "the music was left at \(String(describing: try? Pactl.volume(ofApp: app)))")
     }
 
-    @Test("Out of file descriptors (serve under prlimit --nofile=160): prompts are refused LimitsExceeded naming the descriptors, never Internal, Config or NoInput; SIGTERM restores the music exactly")
+    @Test("A waiting Play holds none of its files open: four Play of 64 files behind a playing prompt leave serve with no descriptor of them; a file changed before its turn ends the prompt failed, the music exact")
+    func filesOpenAtTurn() throws {
+        let (rig, _, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-files", volume: 50000)
+        defer { withExtendedLifetime(rig) {} }
+        let service = try Service()
+        let playing = try Service.id(try service.call("Play", "['\(try DuckIntegrationTests.prompt(seconds: 20.0))']", "{}"))
+        #expect(eventually(timeout: timeLimit(5)) { service.signals.contains("PromptStarted (uint64 \(playing)") },
+                "\(service.signals)")
+        let pid = service.process.process.processIdentifier
+        func descriptors() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") }
+        let playingOnly = try descriptors().count
+        let playingTargets = try descriptors().compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+        // Next in line: a file rewritten (another length) after the call.
+        let changing = try TestAudio.sine("served-changing.wav", hertz: 440, seconds: 0.5, channels: 1)
+        let changed = try Service.id(try service.call("Play", "['\(changing)']", "{}"))
+        try run(["sox", "-n", "-r", "48000", "-c", "1", "-b", "16", changing, "synth", "0.7", "sine", "440", "vol", "0.5"])
+        // Behind it, 4 × 64 files.
+        let short = try TestAudio.sine("served-files-short.wav", hertz: 880, seconds: 0.1, channels: 1)
+        let list = "[" + Array(repeating: "'\(short)'", count: PromptLimits.maxFiles).joined(separator: ", ") + "]"
+        for _ in 0..<4 { _ = try Service.id(try service.call("Play", list, "{}")) }
+        let open = try descriptors()
+        let targets = open.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+        let held = targets.filter { $0 == short || $0 == changing }.count
+        print("[\(TestServer.kind)] 5 Play waiting (257 files): serve holds \(held) of the files open, "
+              + "\(open.count) descriptors in all, \(playingOnly) with one prompt playing")
+        // (Before FileAtTurn: 257 of the files; 268 descriptors more, a ticket file and a
+        // doorbell FIFO for each waiting prompt.)
+        #expect(held == 0, "serve holds \(held) descriptors of waiting prompts' files")
+        // One descriptor for each waiting prompt: its ticket file, whose lock shows it is alive.
+        #expect(open.count - playingOnly <= 5 + 2, "\(open.count - playingOnly) descriptors more for 5 waiting prompts: \(targets.sorted()) against \(playingTargets.sorted())")
+        _ = try service.call("Cancel", "\(playing)")
+        #expect(try service.finished(changed) == "failed", "\(service.signals)")
+        #expect(service.signals.contains("changed after the prompt was asked for"), "\(service.signals)")
+        #expect(service.stop() == 0)
+        #expect(try Pactl.volume(ofApp: app) == before, "the music was left at \(String(describing: try? Pactl.volume(ofApp: app)))")
+    }
+
+    @Test("Out of file descriptors (serve under prlimit --nofile=100): prompts are refused LimitsExceeded naming the descriptors, never Internal, Config or NoInput; SIGTERM restores the music exactly")
     func outOfDescriptors() throws {
         let (rig, _, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-nofile", volume: 50000)
         defer { withExtendedLifetime(rig) {} }
-        let service = try Service(launcher: ["prlimit", "--nofile=160:160", "--"])
+        // 100: 24 (PulseAudio) to 38 (PipeWire) in use with one prompt, 48 kept free, one more
+        // for each waiting prompt (its ticket): some of the 64 prompts are refused.
+        let service = try Service(launcher: ["prlimit", "--nofile=100:100", "--"])
         let prompt = try DuckIntegrationTests.prompt(seconds: 20.0)
         let lines = try Self.playFromClients(4, prompt)
         let refused = lines.filter { $0.hasPrefix("refused") }
-        print("[\(TestServer.kind)] under 160 descriptors: \(lines.filter { $0 == "taken" }.count) taken, \(refused.count) refused")
+        print("[\(TestServer.kind)] under 100 descriptors: \(lines.filter { $0 == "taken" }.count) taken, \(refused.count) refused")
         #expect(lines.contains("taken"), "\(lines)")
         #expect(!refused.isEmpty && refused.allSatisfy { $0.contains("\(Self.name).Error.LimitsExceeded") }, "\(refused)")
         #expect(refused.contains { $0.contains("file descriptors open (RLIMIT_NOFILE)") }, "\(refused)")

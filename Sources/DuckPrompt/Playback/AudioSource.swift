@@ -40,6 +40,25 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     private let memory: MemoryFile?
     /// A regular file's descriptor, open for `sf_open_fd` until deinit.
     private var descriptor: Int32?
+    /// Which regular file was opened, and as it was then (its `fstat`); nil for any other input.
+    public let identity: FileIdentity?
+
+    /// A regular file as `fstat(2)` saw it: `st_dev`, `st_ino`, `st_size`, `st_mtim`.
+    public struct FileIdentity: Sendable, Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: timespec
+
+        init(_ status: stat) {
+            (device, inode, size, modified) = (UInt64(status.st_dev), UInt64(status.st_ino), Int64(status.st_size), status.st_mtim)
+        }
+
+        public static func == (a: Self, b: Self) -> Bool {
+            a.device == b.device && a.inode == b.inode && a.size == b.size
+                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+        }
+    }
 
     /// Opens and validates an audio file, or standard input when `path` is `-`.
     ///
@@ -105,6 +124,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
         case .descriptor(_, nil, _): (path, label, descriptorName) = ("-", "standard input", nil)
         }
         self.path = path
+        var identity: FileIdentity?
         if case .descriptor(let fd, _, let deadline) = input {
             let data = try WaitingInput.readAll(fd, label: label, wake: cancellation?.control.cancelDescriptor(),
                                                 limit: Self.inputLimit, deadline: deadline)
@@ -133,6 +153,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
             if type == S_IFREG {
                 memory = nil
                 descriptor = fd
+                identity = FileIdentity(status)
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
                 // SF_FALSE: the descriptor is closed in deinit, after sf_close; or here, when
                 // the init fails before it is whole (no deinit then).
@@ -171,6 +192,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
                 "\(label): not audio libsndfile can read (\(reason)); it reads \(AudioSource.readableFormats.joined(separator: ", "))")
         }
         file = handle
+        self.identity = identity
         rate = Int(info.samplerate)
         channels = Int(info.channels)
         frames = Int64(info.frames)

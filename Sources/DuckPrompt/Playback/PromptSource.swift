@@ -15,10 +15,16 @@ public protocol PromptSource: AnyObject, Sendable {
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int
     /// The sample format the prompt's stream is sent in. Default: `.float32le`.
     var streamFormat: StreamSampleFormat { get }
+    /// Called on the prompt's thread when its turn has come, before it is routed and anything
+    /// is ducked: a source that holds nothing while it waits (`FileAtTurn`) opens its input.
+    /// Default: nothing.
+    /// - Throws: why the input can no longer be read; the prompt then fails, no volume touched.
+    func openForTurn() throws
 }
 
 extension PromptSource {
     public var streamFormat: StreamSampleFormat { .float32le }
+    public func openForTurn() throws {}
 }
 
 /// The sample format of a prompt's stream (`pa_sample_spec.format`).

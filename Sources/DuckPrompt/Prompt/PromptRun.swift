@@ -165,6 +165,8 @@ final class PromptRun {
             try waitTurn()
             return .turnCame
         case .route:
+            // Files checked at the call are opened now, before anything is ducked.
+            for source in sources { try source.openForTurn() }
             return .routed(try routeAndPlan())
         case .openStream(let part, let corked):
             precondition(part == streams.count, "parts are opened in order")

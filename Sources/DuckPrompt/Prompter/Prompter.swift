@@ -174,7 +174,9 @@ public final class Prompter: Sendable {
             guard !state.closed else { throw DuckPromptError(.usage, "the prompter is closed") }
             let entered: Result<QueueEntry, DuckPromptError>
             do {
-                entered = .success(try QueueEntry(options: options, name: name))
+                let store = try state.runtimeStore ?? JournalStore()
+                state.runtimeStore = store
+                entered = .success(try QueueEntry(options: options, name: name, store: store))
             } catch let error as DuckPromptError where error.dropReason != nil {
                 if dropAtCall { throw error }
                 entered = .failure(error)
@@ -394,6 +396,9 @@ private final class LockedState: @unchecked Sendable {
     var waiters: [Prompter.PromptID: [CheckedContinuation<PlayReport, any Error>]] = [:]
     var streams: [UInt64: AsyncStream<Prompter.Event>.Continuation] = [:]
     var nextToken: UInt64 = 0
+    /// The runtime directory the prompts' tickets and journals go in, opened at the first
+    /// prompt and kept: one descriptor for every prompt, not one for each that waits.
+    var runtimeStore: JournalStore?
 
     init(connection: PulseConnection) { self.connection = connection }
 

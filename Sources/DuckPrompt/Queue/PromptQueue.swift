@@ -170,9 +170,12 @@ package final class Ticket: @unchecked Sendable {
     private let lock = Lock()
     /// The open ticket file, with `LOCK_SH` held; -1 once left.
     private var fd: Int32
-    /// Rung when a newer prompt writes this ticket's stop file; nil when the directory refuses
+    /// Rung when a newer prompt writes this ticket's stop file, from when the ticket plays; nil
+    /// while it waits (a waiting prompt looks at its stop file with its other checks,
+    /// `checkStillWaiting`: one descriptor less for each), and when the directory refuses
     /// FIFOs (then `stopReason` must be polled).
-    let doorbell: Doorbell?
+    var doorbell: Doorbell? { lock.withLock { bell } }
+    private var bell: Doorbell?
 
     /// Creates the ticket file (queue lock held).
     fileprivate init(queue: PromptQueue, seq: UInt64, priority: PromptPriority, name: String) throws {
@@ -183,18 +186,15 @@ package final class Ticket: @unchecked Sendable {
         let directory = queue.directory
         let file = PromptQueue.ticketName(seq)
         directory.unlink(PromptQueue.stopName(seq))
-        doorbell = Doorbell(in: directory, name: PromptQueue.bellName(seq))
         switch directory.open(file, O_CREAT | O_EXCL | O_RDWR, mode: 0o600) {
         case .success(let opened): fd = opened
         case .failure(let err):
-            directory.unlink(PromptQueue.bellName(seq))
             throw err.failure("cannot create \(directory.path(of: file))")
         }
         guard flock(fd, LOCK_SH | LOCK_NB) == 0 else {
             let err = Errno.current
             close(fd)
             directory.unlink(file)
-            directory.unlink(PromptQueue.bellName(seq))
             throw err.failure("cannot lock \(directory.path(of: file))")
         }
         try write(playing: false)
@@ -287,6 +287,9 @@ package final class Ticket: @unchecked Sendable {
                   let ticket = tickets.first(where: { $0.seq == next }),
                   let lock = try RuntimeLock.tryAcquire(in: queue.directory) else { return nil }
             try ticket.write(playing: true)
+            // Made before the prompt's `StopWatcher` first looks at the stop file: a stop
+            // written before the bell was there is seen by that look, one after it rings it.
+            ticket.lock.withLock { ticket.bell = Doorbell(in: queue.directory, name: PromptQueue.bellName(ticket.seq)) }
             return (ticket, lock)
         }
     }
