@@ -43,20 +43,19 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     /// Which regular file was opened, and as it was then (its `fstat`); nil for any other input.
     public let identity: FileIdentity?
 
-    /// A regular file as `fstat(2)` saw it: `st_dev`, `st_ino`, `st_size`, `st_mtim`.
+    /// A regular file as `fstat(2)` saw it: `st_dev`, `st_ino`, `st_size`, and `st_mtim` in
+    /// ns since 1970.
     public struct FileIdentity: Sendable, Equatable {
         var device: UInt64
         var inode: UInt64
         var size: Int64
-        var modified: timespec
+        var modifiedNanoseconds: Int64
 
         init(_ status: stat) {
-            (device, inode, size, modified) = (UInt64(status.st_dev), UInt64(status.st_ino), Int64(status.st_size), status.st_mtim)
-        }
-
-        public static func == (a: Self, b: Self) -> Bool {
-            a.device == b.device && a.inode == b.inode && a.size == b.size
-                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+            size = Int64(status.st_size)
+            modifiedNanoseconds = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
         }
     }
 
