@@ -51,6 +51,16 @@ struct DuckIntegrationTests {
         if !ducked { throw TestFailure("\(app) was not ducked") }
     }
 
+    /// Waits (at most 3 s) until every channel of `app`'s stream is `depth` dB under
+    /// `original` (0.05 dB of rounding allowed): the attack is over.
+    static func waitFullyDucked(_ app: String, from original: [Int], depth: Double = -20) throws {
+        let ducked = try eventually(timeout: timeLimit(3)) {
+            guard let now = try Pactl.volume(ofApp: app), now.count == original.count else { return false }
+            return SpokenWordIntegrationTests.decibels(now, from: original).allSatisfy { $0 <= depth + 0.05 }
+        }
+        if !ducked { throw TestFailure("\(app) was not ducked by \(-depth) dB: \(String(describing: try Pactl.volume(ofApp: app)))") }
+    }
+
     @Test("Music, podcast and game on two sinks, 1, 2 and 6 channels: every pa_cvolume exact after the prompt")
     func exactAcrossSinksAndChannels() throws {
         try TestServer.requireServer()
@@ -94,11 +104,14 @@ struct DuckIntegrationTests {
 
         let recorder = try MonitorRecorder(sink: speaker)
         // Something must play for PulseAudio's monitor to deliver from the start: a quiet tone.
-        try Self.player(rig, sink: speaker, app: "bed-\(rig.tag)", role: "event", volume: 20000, hertz: 2000)
+        let bed = "bed-\(rig.tag)"
+        try Self.player(rig, sink: speaker, app: bed, role: "event", volume: 20000, hertz: 2000)
         try recorder.waitForAudio(seconds: 1.0)
+        let bedVolume = try #require(try Pactl.volume(ofApp: bed))
 
         let prompt = try Background([duckpromptBinary, "play", try Self.prompt(seconds: 2)])
-        Thread.sleep(forTimeInterval: 0.3 + 0.2)   // 300 ms into the prompt (after the 200 ms attack)
+        // Into the prompt, after its attack: the bed is ducked.
+        try Self.waitFullyDucked(bed, from: bedVolume)
         try Self.player(rig, sink: speaker, app: app, role: role, volume: nil)
         #expect(prompt.wait(timeout: 10) == 0)
         try recorder.waitForMoreAudio(seconds: 1.0)
@@ -130,9 +143,8 @@ struct DuckIntegrationTests {
         let roleOriginal = try #require(try Pactl.volume(ofApp: byRole))
 
         let prompt = try Background([duckpromptBinary, "play", try Self.prompt(seconds: 2.5)])
-        try Self.waitDucked(byApp, from: appOriginal)
-        try Self.waitDucked(byRole, from: roleOriginal)
-        Thread.sleep(forTimeInterval: 0.3)
+        try Self.waitFullyDucked(byApp, from: appOriginal)
+        try Self.waitFullyDucked(byRole, from: roleOriginal)
         appPlayer.stop()
         rolePlayer.stop()
         #expect(prompt.wait(timeout: 10) == 0)
@@ -162,8 +174,7 @@ struct DuckIntegrationTests {
         let original = try #require(try Pactl.volume(ofApp: app))
 
         let prompt = try Background([duckpromptBinary, "play", try Self.prompt(seconds: 2.5)])
-        try Self.waitDucked(app, from: original)
-        Thread.sleep(forTimeInterval: 0.3)
+        try Self.waitFullyDucked(app, from: original)
         first.stop()
         // The next track: same application and role, no explicit volume (the server restores it).
         let next = try Background(["paplay", "--latency-msec=100", "-d", speaker, "--client-name=\(app)",
@@ -182,8 +193,7 @@ struct DuckIntegrationTests {
         let original = try #require(try Pactl.volume(ofApp: app))
 
         let prompt = try Background([duckpromptBinary, "play", try Self.prompt(seconds: 2.5)])
-        try Self.waitDucked(app, from: original)
-        Thread.sleep(forTimeInterval: 0.4)   // past the attack: fully ducked
+        try Self.waitFullyDucked(app, from: original)
         let ducked = try #require(try Pactl.volume(ofApp: app))
         let index = try #require(try Self.index(ofApp: app))
         try Pactl.call("set-sink-input-volume", "\(index)", "\(ducked[0] / 2)", "\(ducked[1] / 2)")
@@ -211,8 +221,7 @@ struct DuckIntegrationTests {
         if !reachable { environment["PIPEWIRE_REMOTE"] = "duckprompt-no-such-socket" }
         let prompt = try Background([duckpromptBinary, "play", try Self.prompt(seconds: 2.0)],
                                     environment: environment, captureStderr: true)
-        try Self.waitDucked(changed, from: original)
-        Thread.sleep(forTimeInterval: 0.4)   // past the attack: fully ducked
+        try Self.waitFullyDucked(changed, from: original)
         let ducked = try #require(try Pactl.volume(ofApp: changed))
         try Pactl.call("set-sink-input-volume", "\(index)", "\(ducked[0] / 2)", "\(ducked[1] / 2)")
         let status = prompt.wait(timeout: 10)

@@ -72,11 +72,13 @@ struct SpokenWordIntegrationTests {
         // exit. The position is read as soon as it plays again (a ThreadSanitizer build sleeps
         // 1 s in its exit, so the exit is too late to tell).
         let prompt = try Background([duckpromptBinary, "play", "-v", "--release-ms", "0",
-                                     try DuckIntegrationTests.prompt(seconds: 1.5)], captureStderr: true)
+                                     try DuckIntegrationTests.prompt(seconds: 1.5)],
+                                    environment: ["DUCKPROMPT_DEBUG": "1"], captureStderr: true)
         let paused = try eventually(timeout: 3) { try podcast.status() == "Paused" }
         #expect(paused, "the podcast was not paused: \(podcast.state)")
         #expect(try eventually(timeout: 2) { try podcast.corked() == true }, "its stream is not corked")
-        Thread.sleep(forTimeInterval: 0.3)   // past the 200 ms attack: a duck would show by now
+        // Past the attack (the prompt holds the duck while it plays): a duck would show by now.
+        #expect(prompt.waitForOutput(containing: "prompt: hold(", timeout: timeLimit(3)), "the prompt never played")
         #expect(prompt.process.isRunning, "the prompt ended before it could be looked at")
         #expect(try podcast.status() == "Paused")
         #expect(try podcast.corked() == true)
@@ -112,7 +114,10 @@ struct SpokenWordIntegrationTests {
             try music.isDucked(from: musicVolume)
         }
         #expect(ducked, "the music was not ducked: \(music.state), from \(musicVolume)")
-        Thread.sleep(forTimeInterval: 0.4)   // past the attack: fully ducked
+        // Past the attack: fully ducked.
+        _ = try eventually(timeout: timeLimit(3)) {
+            try music.volume().map { Self.decibels($0, from: musicVolume).allSatisfy { $0 <= -19.95 } } ?? false
+        }
         #expect(try eventually(timeout: 0.5) { try podcast.status() == "Paused" }, "the podcast was not paused")
         let low = try #require(try music.volume())
         let depth = Self.decibels(low, from: musicVolume)
@@ -159,16 +164,17 @@ struct SpokenWordIntegrationTests {
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
 
         let prompt = try Background([duckpromptBinary, "play", "-v", try DuckIntegrationTests.prompt(seconds: 3)],
-                                    captureStderr: true)
+                                    environment: ["DUCKPROMPT_DEBUG": "1"], captureStderr: true)
         let paused = try eventually(timeout: 3) { try podcast.status() == "Paused" }
         #expect(paused, "the podcast was not paused")
-        Thread.sleep(forTimeInterval: 0.3)
+        // Killed while it plays, its players journaled.
+        #expect(prompt.waitForOutput(containing: "prompt: hold(", timeout: timeLimit(3)), "the prompt never played")
         kill(prompt.process.processIdentifier, SIGKILL)
         let status = prompt.wait(timeout: 5)
         #expect(status == SIGKILL && prompt.process.terminationReason == .uncaughtSignal,
                 "the prompt did not die of SIGKILL: \(String(describing: status))")
         if paused {
-            Thread.sleep(forTimeInterval: 0.3)
+            // The prompt is dead: nothing is left to resume it.
             #expect(try podcast.status() == "Paused", "the kill left the podcast paused (as it must, to test recovery)")
         }
 
@@ -185,16 +191,16 @@ struct SpokenWordIntegrationTests {
         let original = try #require(try podcast.volume())
 
         let file = try DuckIntegrationTests.prompt(seconds: 2)
-        let first = try Background([duckpromptBinary, "play", file], captureStderr: true)
+        let first = try Background([duckpromptBinary, "play", file], environment: ["DUCKPROMPT_DEBUG": "1"],
+                                   captureStderr: true)
         #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "the podcast was not paused")
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(first.waitForOutput(containing: "prompt: hold(", timeout: timeLimit(3)), "the first prompt never played")
         kill(first.process.processIdentifier, SIGKILL)
         _ = first.wait(timeout: 5)
 
         let next = try Background([duckpromptBinary, "play", "-v", file], captureStderr: true)
         var states: Set<String> = []
         var volumes: Set<[Int]> = []
-        Thread.sleep(forTimeInterval: 0.2)
         // Until it plays again: then the next prompt has resumed it, at its release.
         while next.process.isRunning {
             let now = try podcast.status()

@@ -170,6 +170,13 @@ final class Background: @unchecked Sendable {
 
     var bytes: Data { lock.withLock { data } }
 
+    /// Waits until what it wrote contains `text` (at most `timeout` s): a trace line
+    /// (`DUCKPROMPT_DEBUG=1`), a state it reports.
+    /// - Returns: whether it did.
+    func waitForOutput(containing text: String, timeout: Double) -> Bool {
+        eventually(timeout: timeout) { String(decoding: bytes, as: UTF8.self).contains(text) }
+    }
+
     /// Waits for the process to end by itself (at most `timeout` s, then SIGKILL); returns its
     /// exit status, or nil when it had to be killed.
     func wait(timeout: Double) -> Int32? {
