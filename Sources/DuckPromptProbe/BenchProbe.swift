@@ -185,7 +185,7 @@ package final class BenchProbe: @unchecked Sendable {
     /// arrives. A hole the server reports is recorded as zeros, so frame counts stay true.
     /// Waits until the recording stream is connected.
     /// - Throws: `.unavailable` when the server refuses the stream.
-    /// libpulse: `pa_stream_connect_record` (`PA_STREAM_ADJUST_LATENCY`), `pa_stream_peek`.
+    /// libpulse: `pa_stream_connect_record` (`PA_STREAM_ADJUST_LATENCY`, `PA_STREAM_DONT_MOVE`), `pa_stream_peek`.
     package func startRecording(monitorOf sink: String, fragmentMs: Int) throws {
         precondition(recording == nil, "one recording per probe")
         var attr = bufferAttr(fragsizeMs: fragmentMs)
@@ -217,7 +217,10 @@ package final class BenchProbe: @unchecked Sendable {
                 box.arrivals.append((now, box.samples.count))
                 BenchProbe.requestTiming(stream!, box: box)
             }, Unmanaged.passUnretained(capture).toOpaque())
-            if pa_stream_connect_record(stream, "\(sink).monitor", &attr, PA_STREAM_ADJUST_LATENCY) < 0 {
+            // Never moved to another monitor (PulseAudio moves a recorder when the default
+            // sink changes: the levels would be another sink's).
+            let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
+            if pa_stream_connect_record(stream, "\(sink).monitor", &attr, flags) < 0 {
                 throw DuckPromptError(.unavailable, "cannot record \(sink).monitor: \(connection.lastErrorLocked)")
             }
             try waitAllReady([stream], what: "recording \(sink).monitor")

@@ -113,6 +113,18 @@ struct LabIntegrationTests {
         #expect(lab.sink("speaker")?["is_default"] as? Bool == true)
     }
 
+    @Test("The default sink changed back and forth, then paplay on the speaker: heard on the speaker alone (each recorder stays on its own monitor)")
+    func recordersStayOnTheirSinks() throws {
+        let tone = try TestAudio.sine("lab-tone.wav", hertz: 440, seconds: 0.5)
+        let lab = try Self.lab([], ["bash", "-c", "pactl set-default-sink bt_headset && pactl set-default-sink speaker && paplay -d speaker \"$1\"",
+                                    "bash", tone])
+        #expect(lab.result.status == 0, "\(lab.result.stderr)")
+        // (PulseAudio moved bt_headset's recorder to the speaker's monitor with the default:
+        // the headset "heard" the tone too.)
+        #expect((lab.sink("speaker")?["heard"] as? [[String: Any]])?.count == 1, "\(lab.sinks)")
+        #expect((lab.sink("bt_headset")?["heard"] as? [[String: Any]])?.isEmpty == true, "\(lab.sink("bt_headset") ?? [:])")
+    }
+
     @Test("gdbus Play on the lab's bus: the service is activated, its fire-and-forget prompt heard whole, then it leaves")
     func serviceOnTheLabBus() throws {
         let prompt = try TestAudio.sine("lab-service.wav", hertz: 660, seconds: 1.2)

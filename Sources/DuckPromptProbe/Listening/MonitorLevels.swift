@@ -42,7 +42,7 @@ private final class LevelBox: @unchecked Sendable {
 /// meanwhile: the windows after the pause are placed by the answers that follow it, and the
 /// pause is silent windows.
 /// Thread-safe: every call takes the loop lock.
-/// libpulse: `pa_stream_connect_record` (`PA_STREAM_ADJUST_LATENCY`) on `SINK.monitor`,
+/// libpulse: `pa_stream_connect_record` (`PA_STREAM_ADJUST_LATENCY`, `PA_STREAM_DONT_MOVE`) on `SINK.monitor`,
 /// `pa_stream_peek`, `pa_stream_drop`.
 package final class MonitorLevels: @unchecked Sendable {
     /// Frames per window at the recording rate (10 ms at 48 kHz).
@@ -89,7 +89,11 @@ package final class MonitorLevels: @unchecked Sendable {
             pa_stream_set_read_callback(stream, { stream, _, userdata in
                 MonitorLevels.read(stream!, into: Unmanaged<LevelBox>.fromOpaque(userdata!).takeUnretainedValue())
             }, Unmanaged.passUnretained(box).toOpaque())
-            guard pa_stream_connect_record(stream, "\(sink).monitor", &attr, PA_STREAM_ADJUST_LATENCY) >= 0 else {
+            // PA_STREAM_DONT_MOVE: PulseAudio otherwise moves a recorder to another monitor when
+            // the default sink changes or its sink goes (module-stream-restore: every recorder
+            // of the lab shares one restore id), and the levels would be another sink's.
+            let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
+            guard pa_stream_connect_record(stream, "\(sink).monitor", &attr, flags) >= 0 else {
                 throw DuckPromptError(.unavailable, "cannot record \(sink).monitor: \(connection.lastErrorLocked)")
             }
             let deadline = ContinuousClock.now + connection.answerTimeout
