@@ -23,6 +23,10 @@ package final class MonitorRecorder: Sendable {
         return samples
     }
 
+    /// How many holes the server reported in the recording so far (each recorded as zeros:
+    /// silence the sink did not play).
+    package var holes: Int { probe.withRecording { _, _, holes in holes } }
+
     /// The last `frames` samples received, nil while fewer have come.
     package func latest(frames: Int) -> [Float]? {
         probe.withRecording { samples, _, _ in samples.count >= frames ? Array(samples.suffix(frames)) : nil }
