@@ -34,7 +34,12 @@ let package = Package(
         // the bench's client of the service.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
-        .target(name: "DuckPrompt", dependencies: ["CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes", "CSystemd"],
+        // The pure decisions: classify, route, duck plan, ramps, queue policy, the prompt's
+        // lifecycle and plan, the journal's policy and bounds, the dump readers. It depends on
+        // no C module and does no I/O, so the compiler keeps it pure; DuckPrompt, the I/O
+        // shell, re-exports it.
+        .target(name: "DuckPromptCore", swiftSettings: foundationFree),
+        .target(name: "DuckPrompt", dependencies: ["DuckPromptCore", "CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes", "CSystemd"],
                 swiftSettings: foundationFree),
         // The D-Bus object's vtable (sd-bus's SD_BUS_METHOD macros), the one C file over sd-bus
         // (DuckPromptService/Bus/BusConnection.swift is its only caller).

@@ -1,3 +1,6 @@
+// The pure decisions (DuckPromptCore) are part of the library's interface: an app that
+// imports DuckPrompt sees them as its own, as NIO re-exports NIOCore.
+@_exported import DuckPromptCore
 import FoundationEssentials
 import Glibc
 

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// `AudioSource.truncation(inLog:)` on libsndfile 1.2's `SFC_GET_LOG_INFO` text.
 @Suite("AudioSource truncation")

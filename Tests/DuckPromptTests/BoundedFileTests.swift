@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 // The one bounded whole-file reader (dumps, config, journals): size limits, file kinds, pipes.
 

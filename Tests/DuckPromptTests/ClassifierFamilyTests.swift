@@ -1,5 +1,6 @@
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// The families of hardware issue 17 names, each a table built from properties (never from
 /// a file or a sink name): ALSA devices that say what they are only in their own names,

@@ -4,6 +4,7 @@ import class Foundation.JSONDecoder
 import class Foundation.JSONEncoder
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// One row of `Fixtures/sinks/EXPECTED.tsv`: file, server, expected kind, external, source.
 struct ExpectedRow: Sendable, CustomTestStringConvertible {

@@ -1,5 +1,6 @@
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// The duck bookkeeping as a state machine: events in, actions out, no server.
 @Suite("DuckPlan events")
@@ -27,7 +28,7 @@ struct DuckPlanEventTests {
 
     @Test("our own writes coming back are not taken for the user's")
     func ownWritesIgnored() {
-        var plan = DuckPlan(inputs: [Self.input(1, [50000, 40000], app: "a")], depth: -20)
+        var plan = DuckPlan(inputs: [Self.input(1, [50000, 40000], app: "a")], depth: -20, math: .libpulse)
         var written: [ChannelVolumes] = []
         for step in Ramp(from: 0, to: -20, durationMs: 200).steps {
             written += Self.volumes(plan.apply(gain: step.gain)).values
@@ -42,7 +43,7 @@ struct DuckPlanEventTests {
 
     @Test("the same write reported twice (merged events, two info answers) is still ours")
     func duplicateReportIgnored() {
-        var plan = DuckPlan(inputs: [Self.input(1, [65536], app: "a")], depth: -20)
+        var plan = DuckPlan(inputs: [Self.input(1, [65536], app: "a")], depth: -20, math: .libpulse)
         let steps = Ramp(from: 0, to: -20, durationMs: 200).steps
         var written: [ChannelVolumes] = []
         for step in steps.prefix(5) { written += Self.volumes(plan.apply(gain: step.gain)).values }
@@ -56,7 +57,7 @@ struct DuckPlanEventTests {
 
     @Test("a user's change while ducked becomes the stream's own volume, divided by the duck")
     func userChangeKept() {
-        var plan = DuckPlan(inputs: [Self.input(1, [60000, 60000], app: "a")], depth: -20)
+        var plan = DuckPlan(inputs: [Self.input(1, [60000, 60000], app: "a")], depth: -20, math: .libpulse)
         _ = plan.apply(gain: -20)
         let half = Self.ducked([60000, 60000]).values.map { $0 / 2 }
         #expect(plan.changed(Self.input(1, half, app: "a"), now: Self.t0 + .seconds(5)).isEmpty, "nothing is written back")
@@ -66,7 +67,7 @@ struct DuckPlanEventTests {
 
     @Test("a PipeWire node's values, each in order: a user's change one of our writes overwrote is written again and kept; a stream not ducked is not taken up")
     func nodeValuesInOrder() {
-        var plan = DuckPlan(inputs: [Self.input(1, [60000, 60000], app: "a")], depth: -20)
+        var plan = DuckPlan(inputs: [Self.input(1, [60000, 60000], app: "a")], depth: -20, math: .libpulse)
         let steps = Ramp(from: 0, to: -20, durationMs: 200).steps
         var written: [ChannelVolumes] = []
         for step in steps.prefix(6) { written += Self.volumes(plan.apply(gain: step.gain)).values }
@@ -114,7 +115,7 @@ struct DuckPlanEventTests {
     func userChangeOvertaken(_ race: RaceCase) throws {
         let original = ChannelVolumes([45000, 52000])
         let user = ChannelVolumes([30000, 20000])
-        var plan = DuckPlan(inputs: [Self.input(1, original.values, app: "a")], depth: -20)
+        var plan = DuckPlan(inputs: [Self.input(1, original.values, app: "a")], depth: -20, math: .libpulse)
         _ = plan.apply(gain: race.from)
         let steps = Ramp(from: race.from, to: race.to, durationMs: race.from < race.to ? 500 : 200).steps
         var sent: [ChannelVolumes] = []
@@ -155,7 +156,7 @@ struct DuckPlanEventTests {
 
     @Test("a read sent just before our write shows the state before it: not a change, in both directions")
     func readBeforeWriteIsNotAChange() {
-        var plan = DuckPlan(inputs: [Self.input(1, [45000, 52000], app: "a")], depth: -20)
+        var plan = DuckPlan(inputs: [Self.input(1, [45000, 52000], app: "a")], depth: -20, math: .libpulse)
         var previous = ChannelVolumes([45000, 52000])
         for step in Ramp(from: 0, to: -20, durationMs: 200).steps + Ramp(from: -20, to: 0, durationMs: 500).steps {
             let written = Self.volumes(plan.apply(gain: step.gain)).values
@@ -172,7 +173,7 @@ struct DuckPlanEventTests {
 
     @Test("a user's change seen at the gain it is still at is kept exactly, not rescaled")
     func userChangeExactAtSameGain() {
-        var plan = DuckPlan(inputs: [Self.input(1, [45000, 52000], app: "a")], depth: -20)
+        var plan = DuckPlan(inputs: [Self.input(1, [45000, 52000], app: "a")], depth: -20, math: .libpulse)
         _ = plan.apply(gain: -20)
         let inFlight = Self.volumes(plan.apply(gain: -20.0)).values   // nothing new: same gain
         #expect(inFlight.isEmpty)
@@ -184,7 +185,7 @@ struct DuckPlanEventTests {
 
     @Test("a stream that appears during the duck is ducked at once and restored to its own volume")
     func newStreamDucked() {
-        var plan = DuckPlan(inputs: [], depth: -20)
+        var plan = DuckPlan(inputs: [], depth: -20, math: .libpulse)
         _ = plan.apply(gain: -20)
         let actions = plan.appeared(Self.input(7, [45000, 45000], app: "late", role: "music"), now: Self.t0)
         #expect(Self.volumes(actions)[7] == Self.ducked([45000, 45000]))
@@ -193,7 +194,7 @@ struct DuckPlanEventTests {
 
     @Test("the server settling a new stream's volume right after it appears is not a user change")
     func settlingIsNotTheUser() {
-        var plan = DuckPlan(inputs: [], depth: -20)
+        var plan = DuckPlan(inputs: [], depth: -20, math: .libpulse)
         _ = plan.apply(gain: -20)
         _ = plan.appeared(Self.input(7, [65536, 65536], app: "late"), now: Self.t0)
         // 20 ms later the session manager restores the saved 45000: that is its own volume.
@@ -206,7 +207,7 @@ struct DuckPlanEventTests {
           arguments: [(true, 20), (true, 900), (false, 900)])
     func silentUntilRead(appearedDuringPrompt: Bool, afterMs: Int) {
         let zero = Self.input(7, [0, 0], app: "late")
-        var plan = DuckPlan(inputs: appearedDuringPrompt ? [] : [zero], depth: -20)
+        var plan = DuckPlan(inputs: appearedDuringPrompt ? [] : [zero], depth: -20, math: .libpulse)
         let silentWrites = plan.apply(gain: -20) + (appearedDuringPrompt ? plan.appeared(zero, now: Self.t0) : [])
         #expect(Self.volumes(silentWrites)[7] == nil, "a 0 was scaled and written: \(silentWrites)")
         let actions = plan.changed(Self.input(7, [65536, 65536], app: "late"), now: Self.t0 + .milliseconds(afterMs))
@@ -220,7 +221,7 @@ struct DuckPlanEventTests {
     @Test("a stream that ends while ducked has its saved volume repaired, unless a newer one of its key is restored")
     func endedStreamRepaired() {
         var plan = DuckPlan(inputs: [Self.input(1, [50000, 50000], app: "a"),
-                                     Self.input(2, [42000, 42000], app: "b", role: "music")], depth: -20)
+                                     Self.input(2, [42000, 42000], app: "b", role: "music")], depth: -20, math: .libpulse)
         _ = plan.apply(gain: -20)
         #expect(plan.ended(index: 1).isEmpty)
         #expect(plan.ended(index: 2).isEmpty)
@@ -234,14 +235,14 @@ struct DuckPlanEventTests {
 
     @Test("a stream that ends before it was ducked leaves nothing to repair")
     func endedUnduckedNoRepair() {
-        var plan = DuckPlan(inputs: [Self.input(1, [50000, 50000], app: "a")], depth: -20)
+        var plan = DuckPlan(inputs: [Self.input(1, [50000, 50000], app: "a")], depth: -20, math: .libpulse)
         #expect(plan.ended(index: 1).isEmpty)
         #expect(plan.release().isEmpty)
     }
 
     @Test("a replacement stream that starts at the ducked saved volume takes the old one's own volume")
     func replacementNotDuckedTwice() {
-        var plan = DuckPlan(inputs: [Self.input(1, [47000, 47000], app: "p", role: "music")], depth: -20)
+        var plan = DuckPlan(inputs: [Self.input(1, [47000, 47000], app: "p", role: "music")], depth: -20, math: .libpulse)
         _ = plan.apply(gain: -20)
         _ = plan.ended(index: 1)
         // The server starts the next track at the volume it saved: the ducked one.
@@ -296,7 +297,7 @@ struct DuckPlanEventTests {
             SinkInput(index: 4, sinkIndex: 0, volume: onServer, corked: corked,
                       properties: ["application.name": "podcast"], driver: "protocol-native.c")
         }
-        var plan = DuckPlan(inputs: [music, podcast(corked: row.corkedAtStart)], depth: -20, pausing: [4])
+        var plan = DuckPlan(inputs: [music, podcast(corked: row.corkedAtStart)], depth: -20, pausing: [4], math: .libpulse)
         #expect(plan.entries.map(\.index) == [1])
         _ = plan.apply(gain: -20)
         if row.refused { plan.pauseRefused(streams: [4]) }
@@ -323,7 +324,7 @@ struct DuckPlanEventTests {
         var journal = DuckJournal(pid: 1, processStart: 1, depth: -20)
         journal.streams = [.init(index: 4, original: ChannelVolumes([40000, 40000]), key: RestoreKey(podcast))]
         journal.gain = -20
-        var plan = DuckPlan(inputs: [podcast], depth: -20, pausing: [4])
+        var plan = DuckPlan(inputs: [podcast], depth: -20, pausing: [4], math: .libpulse)
         #expect(plan.entries.isEmpty && plan.pausedStreams[4] == .pausing)
         plan.adopt(journal, live: [podcast])
         #expect(plan.entries.map(\.index) == [4] && plan.pausedStreams.isEmpty && !plan.excluded.contains(4))
@@ -338,7 +339,7 @@ struct DuckPlanEventTests {
         input(5, [65536], role: "phone"),
     ])
     func leftAlone(_ input: SinkInput) {
-        var plan = DuckPlan(inputs: [input], depth: -20)
+        var plan = DuckPlan(inputs: [input], depth: -20, math: .libpulse)
         #expect(plan.entries.isEmpty)
         _ = plan.apply(gain: -20)
         #expect(plan.appeared(input, now: Self.t0).isEmpty)
@@ -346,7 +347,7 @@ struct DuckPlanEventTests {
 
     @Test("mute mode: every channel at 0, and back exactly")
     func muteMode() {
-        var plan = DuckPlan(inputs: [Self.input(1, [40000, 30000, 20000])], depth: -.infinity)
+        var plan = DuckPlan(inputs: [Self.input(1, [40000, 30000, 20000])], depth: -.infinity, math: .libpulse)
         let muted = Self.volumes(plan.apply(gain: -.infinity))[1]
         #expect(muted == ChannelVolumes([0, 0, 0]))
         #expect(Self.volumes(plan.release())[1] == ChannelVolumes([40000, 30000, 20000]))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 // Pure tests of the duck arithmetic: ramp planning, the duck bookkeeping, libpulse's volume
 // math and dB parsing. No server is contacted.
@@ -243,35 +244,35 @@ struct DuckPlanTests {
 
     @Test("selects writable streams in index order, skipping phone calls")
     func defaultSelection() {
-        let plan = DuckPlan(inputs: Self.mixed, depth: -20)
+        let plan = DuckPlan(inputs: Self.mixed, depth: -20, math: .libpulse)
         #expect(plan.entries.map(\.index) == [3, 5, 7, 11])
         #expect(plan.depth == -20)
     }
 
     @Test("custom exempt roles replace the default")
     func customExemptRoles() {
-        let plan = DuckPlan(inputs: Self.mixed, depth: -20, exemptRoles: ["phone", "event", "video"])
+        let plan = DuckPlan(inputs: Self.mixed, depth: -20, exemptRoles: ["phone", "event", "video"], math: .libpulse)
         #expect(plan.entries.map(\.index) == [5, 7])
-        let noExempt = DuckPlan(inputs: Self.mixed, depth: -20, exemptRoles: [])
+        let noExempt = DuckPlan(inputs: Self.mixed, depth: -20, exemptRoles: [], math: .libpulse)
         #expect(noExempt.entries.map(\.index) == [2, 3, 5, 7, 11])
     }
 
     @Test("excluded indices (the prompt's own stream) are never ducked")
     func excluded() {
-        let plan = DuckPlan(inputs: Self.mixed, depth: -20, excluding: [5, 11, 99])
+        let plan = DuckPlan(inputs: Self.mixed, depth: -20, excluding: [5, 11, 99], math: .libpulse)
         #expect(plan.entries.map(\.index) == [3, 7])
     }
 
     @Test("streams without a writable volume are skipped")
     func notWritable() {
         let plan = DuckPlan(inputs: [Self.input(1, hasVolume: false), Self.input(2, writable: false),
-                                     Self.input(3, hasVolume: false, writable: false)], depth: -20)
+                                     Self.input(3, hasVolume: false, writable: false)], depth: -20, math: .libpulse)
         #expect(plan.entries.isEmpty)
     }
 
     @Test("depth 0 (or anything not below 0) ducks nothing", arguments: [0.0, -0.0, 6.0, .nan])
     func noDepthNoDuck(depth: Double) {
-        let plan = DuckPlan(inputs: Self.mixed, depth: depth)
+        let plan = DuckPlan(inputs: Self.mixed, depth: depth, math: .libpulse)
         #expect(plan.entries.isEmpty)
         #expect(plan.volumes(atGain: -20).isEmpty)
     }
@@ -279,7 +280,7 @@ struct DuckPlanTests {
     @Test("originals are kept exactly as found")
     func originalsKept() {
         let odd = ChannelVolumes([65535, 1, 0])
-        let plan = DuckPlan(inputs: [Self.input(8, volume: odd), Self.input(1)], depth: -20)
+        let plan = DuckPlan(inputs: [Self.input(8, volume: odd), Self.input(1)], depth: -20, math: .libpulse)
         #expect(plan.entries == [DuckPlan.Entry(index: 1, original: Self.stereo),
                                  DuckPlan.Entry(index: 8, original: odd)])
     }
@@ -296,7 +297,7 @@ struct DuckPlanTests {
     func zeroGainRestoresExactly(values: [UInt32]) throws {
         let original = ChannelVolumes(values)
         var plan = DuckPlan(inputs: [Self.input(4, volume: original), Self.input(6, volume: Self.stereo)],
-                            depth: -20)
+                            depth: -20, math: .libpulse)
         #expect(plan.volumes(atGain: 0).map(\.volume) == [original, Self.stereo])
         #expect(plan.volumes(atGain: -0.0).map(\.volume) == [original, Self.stereo])
         // Also after the ramp's last step of a release computed by Ramp.
@@ -311,7 +312,7 @@ struct DuckPlanTests {
     @Test("at -20 dB each channel is pa_sw_volume_multiply by pa_sw_volume_from_dB(-20)",
           arguments: oddVolumes)
     func ducked(values: [UInt32]) throws {
-        let plan = DuckPlan(inputs: [Self.input(4, volume: ChannelVolumes(values))], depth: -20)
+        let plan = DuckPlan(inputs: [Self.input(4, volume: ChannelVolumes(values))], depth: -20, math: .libpulse)
         let result = try #require(plan.volumes(atGain: -20).first)
         #expect(result.index == 4)
         #expect(result.volume.values.count == values.count)
@@ -333,7 +334,7 @@ struct DuckPlanTests {
 
     @Test("an intermediate ramp gain is applied per channel")
     func intermediateGain() throws {
-        let plan = DuckPlan(inputs: [Self.input(1, volume: ChannelVolumes([65536, 32768]))], depth: -20)
+        let plan = DuckPlan(inputs: [Self.input(1, volume: ChannelVolumes([65536, 32768]))], depth: -20, math: .libpulse)
         let volume = try #require(plan.volumes(atGain: -7.5).first?.volume)
         for (original, ducked) in zip([UInt32(65536), 32768], volume.values) {
             let change = VolumeMath.decibels(of: ducked) - VolumeMath.decibels(of: original)
@@ -343,7 +344,7 @@ struct DuckPlanTests {
 
     @Test("remove forgets a stream that ended")
     func remove() {
-        var plan = DuckPlan(inputs: Self.mixed, depth: -20)
+        var plan = DuckPlan(inputs: Self.mixed, depth: -20, math: .libpulse)
         plan.remove(index: 7)
         plan.remove(index: 1000)
         #expect(plan.entries.map(\.index) == [3, 5, 11])

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// The formats people paste besides a plain listing (issue 17): fixtures in `Fixtures/formats/`
 /// (see its README for where each comes from).

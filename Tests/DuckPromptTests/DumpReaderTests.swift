@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// Access to `Tests/DuckPromptTests/Fixtures` (a `.copy("Fixtures")` resource).
 enum SinkFixture {

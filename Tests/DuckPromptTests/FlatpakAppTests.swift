@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// `FlatpakApp.appID(fromInfo:)`: the app id in a `.flatpak-info` keyfile, as Flatpak writes it.
 @Suite("Flatpak app ids")

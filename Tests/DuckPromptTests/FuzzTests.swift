@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 // Hostile and odd input (issue 13): every file reader fed mutations of real fixtures — bit
 // flips, truncation, splices of other files, huge and odd numbers, deep nesting, invalid
@@ -204,7 +205,7 @@ struct FuzzTests {
         case 1: _ = PacmdTextReader.read(text)
         case 2: _ = WpctlInspectReader.read(text)
         case 3: _ = try? PactlJSONReader.readList(text)
-        default: _ = try? PwDumpReader.read(text)
+        default: _ = try? PwDumpReader.read(text, math: .libpulse)
         }
     }
 
@@ -354,7 +355,7 @@ struct FuzzTests {
     /// the same index, key and channel count.
     static func checkActions(_ journal: DuckJournal, case n: Int) {
         let live = Self.live(for: journal)
-        for action in journal.restoreActions(live: live) {
+        for action in journal.restoreActions(live: live, math: .libpulse) {
             switch action {
             case .setVolume(let index, let volume):
                 let input = live.first { $0.index == index }

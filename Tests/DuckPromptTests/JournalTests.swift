@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 // The crash-safety file layer: the duck journal (JSON, which streams are still at our level),
 // its directory (atomic writes, modes, symbolic links, dead owners) and the runtime lock.
@@ -129,7 +130,7 @@ struct DuckJournalTests {
                               properties: ["media.role": "music", "application.name": "mpv"])
         let game = SinkInput(index: 5, sinkIndex: 0, volume: ChannelVolumes([40000]),
                              properties: ["application.name": "game"])
-        var plan = DuckPlan(inputs: [music, game], depth: -20)
+        var plan = DuckPlan(inputs: [music, game], depth: -20, math: .libpulse)
         _ = plan.apply(gain: -10)
         _ = plan.ended(index: 5)
         var journal = DuckJournal(pid: 1, processStart: 1, depth: 0)
@@ -226,7 +227,7 @@ struct DuckJournalTests {
     @Test("isDuckedByUs", arguments: cases)
     func duckedByUs(_ c: Case) {
         #expect(DuckJournal.isDuckedByUs(current: ChannelVolumes(c.current), original: ChannelVolumes(c.original),
-                                         depth: c.depth) == c.ducked)
+                                         depth: c.depth, math: .libpulse) == c.ducked)
     }
 
     @Test("restoreActions: ducked streams restored, user changes and reused indices left, gone streams repaired")
@@ -254,7 +255,7 @@ struct DuckJournalTests {
         }
         let live = [input(1, music, Self.at([n, n], -20)), input(2, podcast, [n / 3, n / 2]),
                     input(3, RestoreKey(applicationName: "new"), Self.at([n], -20))]
-        #expect(journal.restoreActions(live: live) == [
+        #expect(journal.restoreActions(live: live, math: .libpulse) == [
             .setVolume(index: 1, volume: ChannelVolumes([n, n])),
             // The ended music stream shares its saved volume with the restored index 1: skipped.
             .repairSaved(key: video, volume: ChannelVolumes([n, n])),
@@ -650,7 +651,7 @@ struct JournalBoundsTests {
     func writtenWithinBounds() throws {
         let rt = try TempRuntime()
         let store = try JournalStore(runtimeDir: rt.path, pid: getpid())
-        var journal = try DuckJournal.forCurrentProcess(plan: DuckPlan(inputs: [], depth: -20), server: nil, serverName: "x")
+        var journal = try DuckJournal.forCurrentProcess(plan: DuckPlan(inputs: [], depth: -20, math: .libpulse), server: nil, serverName: "x")
         journal.streams = [.init(index: 3, original: ChannelVolumes([196_608, 50000]), key: RestoreKey(mediaRole: "music")),
                            .init(index: 4, original: ChannelVolumes([0]), key: RestoreKey(mediaRole: "music"))]
         journal.ended = [.init(key: RestoreKey(), original: ChannelVolumes([30000]))]
@@ -665,7 +666,7 @@ struct JournalBoundsTests {
     func noKeyNoRepair() {
         let journal = DuckJournal(pid: 5, processStart: 1, depth: -20,
                                   streams: [.init(index: 9, original: ChannelVolumes([40000]))])
-        #expect(journal.restoreActions(live: []).isEmpty)
+        #expect(journal.restoreActions(live: [], math: .libpulse).isEmpty)
     }
 
     @Test("orphans: a forged journal of a dead pid is refused, reported naming the file, removed, never returned; restore writes nothing")

@@ -1,5 +1,6 @@
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 // The one grammar for numbers users type (NumberText), and PlayOptions' ranges, which the
 // library checks itself so that an app embedding it gets the same refusals as the command.

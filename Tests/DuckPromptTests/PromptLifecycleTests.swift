@@ -1,5 +1,6 @@
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// A prompt's lifecycle as a state machine: events in, the next action out, no server (as
 /// DuckPlanEventTests drives DuckPlan, and swift-nio's upgrader tests drive its state machine).

@@ -1,5 +1,6 @@
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// `PromptLimits` and the shared word checks of `PlayOptions` (PlayOptions+Words.swift):
 /// tables, no server.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 @Suite("pw-dump reader")
 struct PwDumpReaderTests {
@@ -226,12 +227,12 @@ struct PwDumpReaderTests {
 
     // MARK: Conversions and shapes
 
-    @Test("linear channel volume → pa_volume_t: round(cbrt(v) × 65536)", arguments: [
+    @Test("linear channel volume → pa_volume_t: pa_sw_volume_from_linear, round(cbrt(v) × 65536) as pipewire-pulse", arguments: [
         (1.0, UInt32(65536)), (0.125, 32768), (0.21599, 39321), (0.042872, 22937), (0.0, 0), (-1.0, 0),
         (8.0, 131072),
     ])
     func volumeConversion(linear: Double, expected: UInt32) {
-        #expect(PwDumpReader.paVolume(fromLinear: linear) == expected)
+        #expect(VolumeArithmetic.libpulse.fromLinear(linear) == expected)
     }
 
     @Test("property values as pactl prints them")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// The queue's rules (pure), and the ticket files that carry them between processes.
 struct QueuePolicyTests {
@@ -196,7 +197,7 @@ struct HandoverTests {
         ]
         journal.ended = [.init(key: RestoreKey(mediaRole: "game"), original: ChannelVolumes([65536]))]
         journal.gain = -12
-        var plan = DuckPlan(inputs: [a, b], depth: -20)
+        var plan = DuckPlan(inputs: [a, b], depth: -20, math: .libpulse)
         plan.adopt(journal, live: [a, b])
         #expect(plan.gain == -12)
         #expect(plan.entries.map(\.index) == [1, 2])
@@ -216,7 +217,7 @@ struct HandoverTests {
                                properties: ["media.role": "navigation", "duckprompt.prompt": "77"])
         let repair = SinkInput(index: 3, sinkIndex: 0, volume: ChannelVolumes([65536]),
                                properties: ["media.role": "music", "duckprompt.repair": "1"])
-        var plan = DuckPlan(inputs: [music, prompt, repair], depth: -20)
+        var plan = DuckPlan(inputs: [music, prompt, repair], depth: -20, math: .libpulse)
         #expect(plan.entries.map(\.index) == [1])
         #expect(plan.appeared(prompt).isEmpty && plan.entries.map(\.index) == [1])
     }
@@ -226,7 +227,7 @@ struct HandoverTests {
         let a = Self.input(1, [6000])
         var journal = DuckJournal(pid: 1, processStart: 1, depth: -20)
         journal.streams = [.init(index: 1, original: ChannelVolumes([60000]), key: RestoreKey(a))]
-        var plan = DuckPlan(inputs: [a], depth: 0)
+        var plan = DuckPlan(inputs: [a], depth: 0, math: .libpulse)
         #expect(plan.entries.isEmpty)
         plan.adopt(journal, live: [a])
         #expect(plan.gain == -20 && plan.entries.count == 1)
@@ -247,7 +248,7 @@ struct HandoverTests {
     func files() throws {
         let dir = try PromptQueueTests.Dir()
         let store = try JournalStore(runtimeDir: dir.path)
-        var journal = try DuckJournal.forCurrentProcess(plan: DuckPlan(inputs: [], depth: -20), server: nil, serverName: "t")
+        var journal = try DuckJournal.forCurrentProcess(plan: DuckPlan(inputs: [], depth: -20, math: .libpulse), server: nil, serverName: "t")
         journal.gain = -20
         try store.handOver(journal)
         #expect(try store.hasHandover && store.read() == nil)

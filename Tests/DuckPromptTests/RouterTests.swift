@@ -1,5 +1,6 @@
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 @Suite("Router")
 struct RouterTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 // Speech synthesized by libespeak-ng in memory: length, level, onset, errors and reading. No
 // server is contacted; the tests need libespeak-ng and espeak-ng-data (Scripts/setup).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DuckPrompt
+@testable import DuckPromptCore
 
 /// A player as `MPRISPlayer.read` makes it from two `GetAll` replies.
 private func player(identity: String = "mpv", desktop: String = "mpv", status: String = "Playing",

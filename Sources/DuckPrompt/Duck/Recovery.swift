@@ -97,7 +97,7 @@ enum Recovery {
         journalServer.server = server
         let connection = try PulseConnection(journalServer)
         let (snapshot, _) = try connection.snapshot()
-        let actions = journal.restoreActions(live: snapshot.sinkInputs)
+        let actions = journal.restoreActions(live: snapshot.sinkInputs, math: .libpulse)
         let writes = actions.volumeWrites, repairs = actions.savedRepairs
         let pending = PendingOperations(mainloop: connection.mainloop)
         try connection.withLock {

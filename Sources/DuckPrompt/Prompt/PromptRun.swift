@@ -8,10 +8,6 @@ extension DuckPrompt {
             + "command, or `duckprompt restore`, once the server answers"
     }
 
-    /// From this many streams to duck, the prompt's stream is connected before the attack
-    /// rather than during it.
-    static let busyDesktopStreams = 32
-
     /// Runs one prompt on the calling thread, from its place in the queue to its release or
     /// handover: `PromptLifecycle` decides each step, `PromptRun` carries it out. `play` and
     /// `playBlocking` call it once the sources are open and the options checked. `started` is
@@ -348,7 +344,8 @@ final class PromptRun {
         handed = store.takeHandover().flatMap { $0.server == server.server && $0.runtimeDir == runtimeDir ? $0 : nil }
     }
 
-    /// Reads the server, routes, plans the duck and journals it before any volume is written.
+    /// Reads the server, routes, plans the prompt (`PromptPlan`) and journals the duck before any
+    /// volume is written.
     private func routeAndPlan() throws -> PromptLifecycle.Routing {
         guard let store else { preconditionFailure("the turn came first") }
         // A server that went away while this prompt waited its turn (a restart) is connected
@@ -363,48 +360,33 @@ final class PromptRun {
         onPipeWire = info.serverName.contains("PipeWire")
         let route = try DuckPrompt.route(snapshot, request: options.device, config: options.config)
         self.route = route
-        depth = switch options.duckMode {
-        case .none: 0
-        case .mute: -.infinity
-        // Below -200 dB a duck is inaudible already; a journal holds no deeper one.
-        case .duck, .pause: max(DuckJournal.deepestDepth, min(0, options.duck.value))
-        }
         // Spoken word is paused, not ducked: its players' streams stay off the duck.
         let pauser = PlayerPauser(inputs: snapshot.sinkInputs, mode: options.pauseMode, rules: options.config.players,
                                   rewindMs: options.rewindMs, inherited: (handed?.players ?? []) + adopted)
         self.pauser = pauser
-        var plan = DuckPlan(inputs: snapshot.sinkInputs, depth: depth, exemptRoles: options.exemptRoles,
-                            excluding: pauser.excluded, pausing: pauser.pausedStreams)
-        // The duck of a prompt this one interrupted continues: no release in between.
-        if let handed { plan.adopt(handed, live: snapshot.sinkInputs) }
-        let session = try DuckSession(connection: connection, plan: plan, inputs: snapshot.sinkInputs,
+        let players = pauser.paused + pauser.toPause
+        groups = PromptSequence.groups(sources)
+        let plan = PromptPlan(options: options, inputs: snapshot.sinkInputs, route: route, parts: groups.count,
+                              excluding: pauser.excluded, pausing: pauser.pausedStreams,
+                              playersPaused: players.count, pausesPlayer: !pauser.toPause.isEmpty,
+                              handed: handed, pid: getpid(), math: .libpulse)
+        depth = plan.duck.depth
+        let session = try DuckSession(connection: connection, plan: plan.duck, inputs: snapshot.sinkInputs,
                                       onPipeWire: onPipeWire)
         self.session = session
         // Its own ramp writes are not read back into the mirror one by one.
         connection.holdMirrorInputs(true)
         holdsMirror = true
-        let players = pauser.paused + pauser.toPause
-        if depth < 0 || !plan.entries.isEmpty || !plan.ended.isEmpty || options.volume != nil || !players.isEmpty {
+        if plan.journals {
             // Journaled before the first volume write and the first Pause.
             session.journal = try JournalKeeper(store: store, plan: session.plan, server: server.server,
                                                 serverName: info.serverName, players: players)
         }
         if handed != nil { store.removeHandover() }
-        properties = options.properties
-        properties[PulseConnection.mediaRoleKey] = properties[PulseConnection.mediaRoleKey] ?? "navigation"
-        properties["duckprompt.prompt"] = "\(getpid())"
-        groups = PromptSequence.groups(sources)
-        // A sleeping device gets the stream at once, silence first: it wakes during the
-        // pre-roll, which overlaps the attack (the first sample comes after both). A sink that
-        // played the interrupted prompt a moment ago is awake (PulseAudio shows it idle in
-        // between): no pre-roll, which would leave a gap between the two prompts.
-        preRoll = handed == nil ? options.preRoll(for: route) : 0
-        if preRoll > 0 { groups[0] = SilencePrefixed(groups[0], milliseconds: max(preRoll, options.attackMs)) }
-        // A player to pause makes an attack too: the prompt starts once it is paused.
-        return PromptLifecycle.Routing(parts: groups.count, preRollMs: preRoll,
-                                       ducks: !session.plan.entries.isEmpty || !pauser.toPause.isEmpty,
-                                       busy: session.plan.entries.count >= DuckPrompt.busyDesktopStreams,
-                                       relativeVolume: options.volume != nil)
+        properties = plan.properties
+        preRoll = plan.preRollMs
+        if plan.silenceMs > 0 { groups[0] = SilencePrefixed(groups[0], milliseconds: plan.silenceMs) }
+        return plan.routing
     }
 
     /// Part `part`'s stream on the routed sink, prefilled from its source: the stream kept

@@ -16,12 +16,6 @@ package enum VolumeMath {
     /// `PA_INVALID_INDEX` (4294967295): no object.
     package static let invalidIndex: UInt32 = dp_pa_invalid_index()
 
-    /// A volume as pactl prints it: `(v × 100 + PA_VOLUME_NORM / 2) / PA_VOLUME_NORM` percent
-    /// (linear in `pa_volume_t`, so cubic in amplitude).
-    package static func percent(_ volume: UInt32) -> UInt64 {
-        (UInt64(volume) * 100 + UInt64(norm) / 2) / UInt64(norm)
-    }
-
     /// The software factor for a gain: `pa_sw_volume_from_dB`. -inf dB gives `PA_VOLUME_MUTED`.
     package static func volume(fromDecibels dB: Double) -> UInt32 { pa_sw_volume_from_dB(dB) }
 
@@ -31,6 +25,12 @@ package enum VolumeMath {
     /// The gain of a pactl percentage (100 % = `PA_VOLUME_NORM`, cubic scale).
     package static func decibels(fromPercent percent: Double) -> Double {
         pa_sw_volume_to_dB(UInt32(min(Double(dp_pa_volume_max()), (percent / 100 * Double(norm)).rounded())))
+    }
+
+    /// The `pa_volume_t` of a linear factor: `pa_sw_volume_from_linear` (cubic: round(cbrt(v) ×
+    /// `PA_VOLUME_NORM`)); `PA_VOLUME_MUTED` for 0 or less.
+    package static func volume(fromLinear linear: Double) -> UInt32 {
+        linear.isNaN ? 0 : pa_sw_volume_from_linear(linear)
     }
 
     /// Each channel multiplied by a gain: `pa_sw_volume_multiply(v, pa_sw_volume_from_dB(dB))`.
@@ -52,4 +52,13 @@ package enum VolumeMath {
             min(dp_pa_volume_max(), pa_sw_volume_divide($0, factor))
         })
     }
+
+}
+
+extension VolumeArithmetic {
+    /// `VolumeMath`'s functions, libpulse's own, as DuckPromptCore's pure decisions take them
+    /// (`DuckPlan`, the journal's restore policy).
+    package static let libpulse = VolumeArithmetic(name: "libpulse", scale: VolumeMath.scale, unscale: VolumeMath.unscale,
+                                                   decibels: VolumeMath.decibels(of:),
+                                                   fromLinear: VolumeMath.volume(fromLinear:))
 }
