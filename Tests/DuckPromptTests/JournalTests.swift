@@ -541,20 +541,6 @@ struct RuntimeLockTests {
         #expect(polls >= 3)
     }
 
-    @Test("the async acquire stops when its task is cancelled, and succeeds once free")
-    func asyncAcquire() async throws {
-        let rt = try TempRuntime()
-        let directory = try RuntimeDirectory(runtimeDir: rt.path)
-        let holder = try #require(try RuntimeLock.tryAcquire(in: directory))
-        let task = Task { try await RuntimeLock.acquire(in: directory, timeout: nil) }
-        try await Task.sleep(for: .milliseconds(50))
-        task.cancel()
-        await #expect(throws: CancellationError.self) { _ = try await task.value }
-        holder.release()
-        let lock = try await RuntimeLock.acquire(in: directory, timeout: .seconds(1))
-        #expect(lock.isHeld)
-    }
-
     @Test("a symbolic link at the lock's name is refused")
     func symlinkLock() throws {
         let rt = try TempRuntime()

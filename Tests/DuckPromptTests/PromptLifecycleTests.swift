@@ -106,16 +106,16 @@ struct PromptLifecycleTests {
             (.duckFinished(confirmed: true), .end(.played(handedOver: false))),
         ]),
         Row(name: "interrupted while playing: fades out, hands the duck over", steps: plainStart + [
-            (.stopped(.interrupted(reason: "interrupted by a message prompt")), .fadeOut(part: 0)),
+            (.stopped(.interrupted(reason: StopRequest(drop: .interrupted, by: "a message prompt"))), .fadeOut(part: 0)),
             (.fadedOut, .handOver),
-            (.handedOver(true), .end(.interrupted(reason: "interrupted by a message prompt"))),
+            (.handedOver(true), .end(.interrupted(reason: StopRequest(drop: .interrupted, by: "a message prompt")))),
         ]),
         Row(name: "interrupted, no one took the duck: released, still interrupted", steps: plainStart + [
-            (.stopped(.interrupted(reason: "interrupted by an important prompt")), .fadeOut(part: 0)),
+            (.stopped(.interrupted(reason: StopRequest(drop: .interrupted, by: "an important prompt"))), .fadeOut(part: 0)),
             (.fadedOut, .handOver),
             (.handedOver(false), .release),
             (.released, .finishDuck),
-            (.duckFinished(confirmed: true), .end(.interrupted(reason: "interrupted by an important prompt"))),
+            (.duckFinished(confirmed: true), .end(.interrupted(reason: StopRequest(drop: .interrupted, by: "an important prompt")))),
         ]),
         Row(name: "cancelled while playing, no prompt waiting: fades out, released", steps: plainStart + [
             (.stopped(.cancelled), .fadeOut(part: 0)),
@@ -151,7 +151,7 @@ struct PromptLifecycleTests {
             (.turnCame, .route),
             (.routed(Routing(parts: 1, preRollMs: 0, ducks: true)), .openStream(part: 0, corked: true)),
             (.streamOpened(part: 0), .rampDown),
-            (.stopped(.interrupted(reason: "interrupted by a message prompt")), .handOver),
+            (.stopped(.interrupted(reason: StopRequest(drop: .interrupted, by: "a message prompt"))), .handOver),
         ]),
         Row(name: "interrupted in the second part: that part fades", steps: [
             (.turnCame, .route),
@@ -183,7 +183,7 @@ struct PromptLifecycleTests {
             (.attackDone, .readyStream(part: 0)),
             (.streamReady(part: 0), .startStream(part: 0)),
             (.streamStarted(part: 0), .hold(part: 0)),
-            (.stopped(.interrupted(reason: "interrupted by a message prompt")), .fadeOut(part: 0)),
+            (.stopped(.interrupted(reason: StopRequest(drop: .interrupted, by: "a message prompt"))), .fadeOut(part: 0)),
             (.fadedOut, .restorePromptVolume),
             (.promptVolumeRestored, .handOver),
         ]),
@@ -246,9 +246,9 @@ struct PromptLifecycleTests {
             (.streamOpened(part: 0), .readyStream(part: 0)),
             (.streamReady(part: 0), .startStream(part: 0)),
             (.streamStarted(part: 0), .rampDown),
-            (.stopped(.interrupted(reason: "interrupted by a message prompt")), .restorePromptVolume),
+            (.stopped(.interrupted(reason: StopRequest(drop: .interrupted, by: "a message prompt"))), .restorePromptVolume),
             (.promptVolumeRestored, .handOver),
-            (.handedOver(true), .end(.interrupted(reason: "interrupted by a message prompt"))),
+            (.handedOver(true), .end(.interrupted(reason: StopRequest(drop: .interrupted, by: "a message prompt")))),
         ]),
     ]
 
@@ -272,10 +272,10 @@ struct PromptLifecycleTests {
         let server = "unix:/run/user/1000/pulse/native"
         #expect(PromptRun.error(for: .played(handedOver: false), journalPath: journal, server: server) == nil)
         #expect(PromptRun.error(for: .played(handedOver: true), journalPath: nil, server: server) == nil)
-        let interrupted = try #require(PromptRun.error(for: .interrupted(reason: "interrupted by a message prompt"),
+        let interrupted = try #require(PromptRun.error(for: .interrupted(reason: StopRequest(drop: .interrupted, by: "a message prompt")),
                                                        journalPath: journal, server: server) as? DuckPromptError)
         #expect(interrupted == DuckPromptError(.dropped, "prompt interrupted by a message prompt", dropReason: .interrupted))
-        let replaced = try #require(PromptRun.error(for: .interrupted(reason: "replaced by a newer text prompt (pid 7)"),
+        let replaced = try #require(PromptRun.error(for: .interrupted(reason: StopRequest(drop: .replaced, by: "a newer text prompt (pid 7)")),
                                                     journalPath: journal, server: server) as? DuckPromptError)
         #expect(replaced.dropReason == .replaced)
         #expect(interrupted.exitCode == 75)
@@ -366,12 +366,12 @@ struct PromptLifecycleTests {
             case .rampDown:
                 rampedDown = true
                 event = roll == 0 ? inject(.cancelled, .stopped(.cancelled))
-                    : roll == 1 ? inject(.interrupted(reason: "r"), .stopped(.interrupted(reason: "r")))
+                    : roll == 1 ? inject(.interrupted(reason: StopRequest(drop: .interrupted, by: "r")), .stopped(.interrupted(reason: StopRequest(drop: .interrupted, by: "r"))))
                     : roll == 2 ? inject(.error(lost), .failed(.error(lost))) : .attackDone
             case .hold(let part):
                 #expect(rampedDown && startedParts.contains(part), "seed \(seed): held part \(part) before it played")
                 event = roll == 0 ? inject(.cancelled, .stopped(.cancelled))
-                    : roll == 1 ? inject(.interrupted(reason: "r"), .stopped(.interrupted(reason: "r")))
+                    : roll == 1 ? inject(.interrupted(reason: StopRequest(drop: .interrupted, by: "r")), .stopped(.interrupted(reason: StopRequest(drop: .interrupted, by: "r"))))
                     : roll == 2 ? inject(.error(lost), .failed(.error(lost))) : .drained(part: part)
             case .fadeOut(let part):
                 #expect(startedParts.contains(part), "seed \(seed): faded part \(part), which never started")

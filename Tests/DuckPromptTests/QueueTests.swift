@@ -125,10 +125,11 @@ struct PromptQueueTests {
         let text = try queue.enter(priority: .text)
         let lock = try text.waitTurn(deadline: nil)
         let waitingText = try queue.enter(priority: .text)
-        #expect(text.stopReason == nil && waitingText.stopReason == nil)
+        #expect(text.stopRequest == nil && waitingText.stopRequest == nil)
         let newerText = try queue.enter(priority: .text)
-        #expect(waitingText.stopReason?.contains("replaced by a newer text prompt") == true)
-        #expect(newerText.stopReason == nil && text.stopReason == nil)
+        #expect(waitingText.stopRequest?.reason.contains("replaced by a newer text prompt") == true)
+        #expect(waitingText.stopRequest?.drop == .replaced)
+        #expect(newerText.stopRequest == nil && text.stopRequest == nil)
         do {
             _ = try waitingText.waitTurn(deadline: nil)
             Issue.record("a replaced prompt got its turn")
@@ -137,13 +138,14 @@ struct PromptQueueTests {
         }
         #expect(throws: DuckPromptError.self) { _ = try queue.enter(priority: .notification) }
         let message = try queue.enter(priority: .message)
-        #expect(text.stopReason?.contains("interrupted by a message prompt (pid \(getpid()))") == true)
+        #expect(text.stopRequest?.reason.contains("interrupted by a message prompt (pid \(getpid()))") == true)
+        #expect(text.stopRequest?.drop == .interrupted)
         // The message goes before the waiting text once the text has left.
         text.leave()
         lock.release()
         let next = try message.waitTurn(deadline: ContinuousClock.now + .seconds(1))
         #expect(next.isHeld)
-        #expect(newerText.stopReason == nil)
+        #expect(newerText.stopRequest == nil)
     }
 
     @Test("an interrupting prompt rings the playing prompt's bell; leaving, and a dead owner, remove bells")
@@ -160,7 +162,7 @@ struct PromptQueueTests {
         #expect(!bell.wait(timeoutMs: 0), "a waiting text does not stop the playing one")
         let message = try queue.enter(priority: .message)
         #expect(bell.wait(timeoutMs: 0), "the interrupted prompt's bell did not ring")
-        #expect(text.stopReason?.contains("interrupted by a message prompt") == true)
+        #expect(text.stopRequest?.reason.contains("interrupted by a message prompt") == true)
         #expect(!bell.wait(timeoutMs: 0), "a ring is read once")
         bell.wake()
         #expect(bell.wait(timeoutMs: 0), "wake() did not reach the waiter")

@@ -389,3 +389,12 @@ struct Chunks {
 private extension String {
     func capitalized(first: Bool) -> String { prefix(1).uppercased() + dropFirst() }
 }
+
+extension SpeechSource {
+    /// `text` in one `espeak_ng_Synthesize` call, leading silence included, as the source did
+    /// before it cut texts into chunks: the tests compare the two.
+    static func synthesizeWhole(_ text: String, voice: String = defaultVoice,
+                                wordsPerMinute: Int = defaultWordsPerMinute) throws -> [Int16] {
+        try Espeak.shared.synthesize(text: text, voice: voice, wordsPerMinute: wordsPerMinute).samples
+    }
+}

@@ -60,25 +60,6 @@ package final class RuntimeLock: @unchecked Sendable {
         }
     }
 
-    /// Takes the lock from a task, waiting while another process holds it; as
-    /// `acquire(in:timeout:cancelled:)`, but sleeps with `Task.sleep` and stops when the task
-    /// is cancelled.
-    /// - Throws: as the blocking variant; `CancellationError` when the task is cancelled.
-    package static func acquire(in directory: RuntimeDirectory, timeout: Duration?) async throws -> RuntimeLock {
-        let lock = try open(in: directory)
-        let clock = ContinuousClock()
-        let start = clock.now
-        while true {
-            try Task.checkCancellation()
-            if try lock.tryLock() { return lock }
-            let waited = start.duration(to: clock.now)
-            if let timeout, waited >= timeout { throw lock.busy(waited: waited) }
-            var pause = Duration.milliseconds(10)
-            if let timeout { pause = min(pause, timeout - waited) }
-            try await Task.sleep(for: pause)
-        }
-    }
-
     /// Takes the lock if no one holds it.
     /// - Returns: the held lock, or nil when another holder has it.
     /// - Throws: `DuckPromptError(.internal)` naming the file when it cannot be opened or

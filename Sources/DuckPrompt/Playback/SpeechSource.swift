@@ -248,13 +248,6 @@ public final class SpeechSource: @unchecked Sendable {
         }
     }
 
-    /// `text` in one `espeak_ng_Synthesize` call, leading silence included, as the source
-    /// did before it cut texts into chunks (tests compare the two).
-    static func synthesizeWhole(_ text: String, voice: String = defaultVoice,
-                                wordsPerMinute: Int = defaultWordsPerMinute) throws -> [Int16] {
-        try Espeak.shared.synthesize(text: text, voice: voice, wordsPerMinute: wordsPerMinute).samples
-    }
-
     /// The magnitude, in 16-bit sample units, above which a sample counts as speech: -60 dBFS.
     static let speechThreshold: Int16 = 33
     /// How much of the quiet before the first speech sample is kept, in ms, so the waveform

@@ -15,7 +15,7 @@ extension DuckPrompt {
     /// cancellation and a newer prompt's stop request.
     /// - Throws: what `play(_:options:server:)` documents.
     static func runPrompt(_ sources: [any PromptSource], connection started: PulseConnection, options: PlayOptions,
-                          server: ServerOptions, control: InterruptControl, entered: QueueEntry? = nil,
+                          server: ServerOptions, control: InterruptControl, entered: QueueEntry,
                           turn: Result<RuntimeLock, any Error>? = nil,
                           reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
                           onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) throws -> PlayReport {
@@ -46,8 +46,8 @@ final class PromptRun {
     /// Begun before the queue; replaced when the server went away meanwhile.
     private var connection: PulseConnection
 
-    private var store: JournalStore?
-    private var ticket: Ticket?
+    private let store: JournalStore
+    private let ticket: Ticket
     /// The turn, when a `TurnWaiter` waited for it: its lock, or why the prompt will not play.
     private let turn: Result<RuntimeLock, any Error>?
     private var lock: RuntimeLock?
@@ -99,8 +99,8 @@ final class PromptRun {
     private let onStarted: (RouteDecision, Int) -> Void
 
     /// - Parameters:
-    ///   - entered: the queue entry, when the caller entered the queue already (a `Prompter`
-    ///     does in `play`, so that prompts queue in call order); nil enters it at `.waitTurn`.
+    ///   - entered: the queue entry: the caller (a `Prompter`, in `play`) enters the queue
+    ///     first, so that prompts queue in call order.
     ///   - turn: the turn, when the caller waited for it (`TurnWaiter`); nil waits at `.waitTurn`.
     ///   - reconnect: makes a new connection when `connection` failed meanwhile.
     ///   - keeper: the held prompter's kept stream (nil: every stream is made and closed here).
@@ -108,7 +108,7 @@ final class PromptRun {
     ///     pre-roll) has been handed to the server on the uncorked stream, with the route and
     ///     the pre-roll in ms; on libpulse's loop thread, so it must not wait.
     init(sources: [any PromptSource], connection: PulseConnection, options: PlayOptions, server: ServerOptions,
-         control: InterruptControl, entered: QueueEntry? = nil, turn: Result<RuntimeLock, any Error>? = nil,
+         control: InterruptControl, entered: QueueEntry, turn: Result<RuntimeLock, any Error>? = nil,
          reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
          onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) {
         self.turn = turn
@@ -117,8 +117,8 @@ final class PromptRun {
         self.options = options
         self.server = server
         self.control = control
-        store = entered?.store
-        ticket = entered?.ticket
+        store = entered.store
+        ticket = entered.ticket
         self.reconnect = reconnect ?? { try PulseConnection(server) }
         self.keeper = keeper
         self.onStarted = onStarted
@@ -141,7 +141,7 @@ final class PromptRun {
         reclaimed?.release()
         watcher?.cancel()
         lock?.release()
-        ticket?.leave()
+        ticket.leave()
     }
 
     /// The lifecycle's view of an error thrown by a step.
@@ -221,10 +221,9 @@ final class PromptRun {
                 keptFrames = last.framesWritten
                 keeper.keep(last)
             }
-            guard let store, let ticket else { return .queueChecked(anotherWaits: false) }
             return .queueChecked(anotherWaits: anotherPromptWaits(store: store, ticket: ticket))
         case .handOver:
-            guard let store, let ticket, let lock else { return .handedOver(false) }
+            guard let lock else { return .handedOver(false) }
             switch handOver(duck, store: store, ticket: ticket, lock: lock) {
             case .handedOver:
                 handedOver = true
@@ -281,8 +280,8 @@ final class PromptRun {
         switch ending {
         case .played:
             return nil
-        case .interrupted(let reason):
-            return DuckPromptError(.dropped, "prompt \(reason)", dropReason: PromptQueue.dropReason(ofStop: reason))
+        case .interrupted(let request):
+            return DuckPromptError(.dropped, "prompt \(request.reason)", dropReason: request.drop)
         case .cancelled:
             return CancellationError()
         case .failed(let error, let journalKept):
@@ -312,18 +311,13 @@ final class PromptRun {
 
     /// Why a ramp or a hold returned early: a newer prompt's stop request, else the caller.
     private var stopCause: PromptLifecycle.Failure {
-        control.stopReason.map { .interrupted(reason: $0) } ?? .cancelled
+        control.stopRequest.map { .interrupted(reason: $0) } ?? .cancelled
     }
 
     /// One duck at a time per user, in the order of the queue: waits for this prompt's turn
     /// (or is dropped); then undoes what a prompt that died left ducked, and takes over the
     /// duck a prompt handed over on this same server.
     private func waitTurn() throws {
-        if ticket == nil {
-            let entry = try QueueEntry(options: options, name: sources.first?.name ?? "")
-            (store, ticket) = (entry.store, entry.ticket)
-        }
-        guard let store, let ticket else { preconditionFailure("entered the queue") }
         if let turn {
             lock = try turn.get()
         } else {
@@ -347,7 +341,6 @@ final class PromptRun {
     /// Reads the server, routes, plans the prompt (`PromptPlan`) and journals the duck before any
     /// volume is written.
     private func routeAndPlan() throws -> PromptLifecycle.Routing {
-        guard let store else { preconditionFailure("the turn came first") }
         // A server that went away while this prompt waited its turn (a restart) is connected
         // to again.
         if connection.hasFailed { connection = try reconnect() }
@@ -449,46 +442,4 @@ final class PromptRun {
             ? "played muted (the saved volume for media.role=\(role) is muted: unmute it in pavucontrol)"
             : "played at -inf dB (the saved volume for media.role=\(role) is 0: raise it in pavucontrol)")
     }
-}
-
-/// Whether a prompt other than `ticket`'s is in the queue (waiting its turn): then the duck is
-/// handed over to it rather than released.
-private func anotherPromptWaits(store: JournalStore, ticket: Ticket) -> Bool {
-    let queue = PromptQueue(directory: store.runtimeDirectory)
-    let live = (try? queue.withQueueLock { _ in try queue.liveTickets() }) ?? []
-    return live.contains { $0.seq != ticket.seq }
-}
-
-/// What became of a duck handed over (`handOver`).
-private enum Handover {
-    /// The next prompt adopted it (or will find it).
-    case handedOver
-    /// No prompt was left to adopt it: it is this prompt's again, with this lock; release it.
-    case reclaimed(RuntimeLock)
-    /// Nothing was ducked, or the handover file could not be written: release as usual.
-    case kept
-}
-
-/// Hands a prompt's duck to the next prompt (the one that interrupted it, or the next one
-/// waiting its turn): writes `handover.json`, leaves the queue, releases the `RuntimeLock`, and
-/// waits until the next prompt adopts it (that one removes the file). When no prompt is left in
-/// the queue to adopt it, takes it back with the lock.
-private func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticket,
-                      lock: RuntimeLock) -> Handover {
-    guard (try? session.handOver()) == true else { return .kept }
-    ticket.leave()
-    lock.release()
-    let queue = PromptQueue(directory: store.runtimeDirectory)
-    let giveUp = ContinuousClock.now + .seconds(10)
-    while store.hasHandover && ContinuousClock.now < giveUp {
-        sleepThread(for: PromptQueue.pollInterval)
-        // No one left to adopt it (the interrupting prompt died or was dropped)?
-        let nobody = (try? queue.withQueueLock { _ in try queue.liveTickets().isEmpty }) ?? false
-        if nobody, let again = try? RuntimeLock.tryAcquire(in: store.runtimeDirectory) {
-            if session.reclaim() { return .reclaimed(again) }
-            again.release()
-        }
-    }
-    // Adopted; or, after 10 s, left for the next duckprompt to restore once this one exits.
-    return .handedOver
 }

@@ -49,19 +49,12 @@ package final class PromptQueue: Sendable {
                 let seq = try nextSeq(counterFD)
                 let who = "\(priority.rawValue) prompt (pid \(getpid()))"
                 let article = priority == .important ? "an" : "a"
-                for s in interrupt { requestStop(seq: s, reason: "interrupted by \(article) \(who)") }
-                for s in replace { requestStop(seq: s, reason: "\(Self.replacedPrefix)a newer \(who)") }
+                for s in interrupt { requestStop(seq: s, StopRequest(drop: .interrupted, by: "\(article) \(who)")) }
+                for s in replace { requestStop(seq: s, StopRequest(drop: .replaced, by: "a newer \(who)")) }
                 return try Ticket(queue: self, seq: seq, priority: priority, name: name)
             }
         }
     }
-
-    /// What a stop request (`ticket-<seq>.stop`, written by `enter`) says: replaced or
-    /// interrupted.
-    static func dropReason(ofStop reason: String) -> DuckPromptError.DropReason {
-        reason.hasPrefix(replacedPrefix) ? .replaced : .interrupted
-    }
-    private static let replacedPrefix = "replaced by "
 
     // MARK: - Files
 
@@ -146,10 +139,11 @@ package final class PromptQueue: Sendable {
     /// a temporary name, then renamed, so that its owner (which reads it without the lock)
     /// never reads it empty; then rings the owner's bell. Best effort: a prompt that cannot be
     /// told plays on.
-    private func requestStop(seq: UInt64, reason: String) {
+    private func requestStop(seq: UInt64, _ request: StopRequest) {
+        guard let json = try? JSONEncoder().encode(request) else { return }
         let temp = ".\(Self.stopName(seq)).\(getpid()).tmp"
         guard case .success(let fd) = directory.open(temp, O_CREAT | O_WRONLY | O_TRUNC, mode: 0o600) else { return }
-        let text = Array((reason + "\n").utf8)
+        let text = Array(json) + [UInt8(ascii: "\n")]
         let written = text.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         close(fd)
         guard written == text.count, case .success = directory.rename(temp, to: Self.stopName(seq)) else {
@@ -215,14 +209,13 @@ package final class Ticket: @unchecked Sendable {
         _ = ftruncate(fd, off_t(data.count))
     }
 
-    /// Why a newer prompt asked this one to stop ("interrupted by a message prompt (pid 12)",
-    /// "replaced by a newer text prompt (pid 12)"), nil while none did. Any thread.
-    package var stopReason: String? {
+    /// Why a newer prompt asked this one to stop (`ticket-<seq>.stop`), nil while none did.
+    /// Any thread.
+    package var stopRequest: StopRequest? {
         guard case .success(let data) = queue.directory.read(PromptQueue.stopName(seq), limit: BoundedFile.journalLimit) else {
             return nil
         }
-        let text = String(String(decoding: data, as: UTF8.self).trimmingWhitespace())
-        return text.isEmpty ? "stopped by another prompt" : text
+        return (try? JSONDecoder().decode(StopRequest.self, from: data)) ?? .unreadable
     }
 
     /// Waits until this prompt is the next to play (`QueuePolicy.next`) and the `RuntimeLock`
@@ -260,8 +253,8 @@ package final class Ticket: @unchecked Sendable {
                                    cancelled: () -> Bool) throws {
         do {
             if cancelled() { throw CancellationError() }
-            if let reason = stopReason {
-                throw DuckPromptError(.dropped, "prompt dropped: \(reason)", dropReason: PromptQueue.dropReason(ofStop: reason))
+            if let request = stopRequest {
+                throw DuckPromptError(.dropped, "prompt dropped: \(request.reason)", dropReason: request.drop)
             }
             if let deadline, ContinuousClock.now >= deadline {
                 let ms = expireMs.map { "\($0) ms" } ?? "its deadline"

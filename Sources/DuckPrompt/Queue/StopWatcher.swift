@@ -12,8 +12,8 @@ final class StopWatcher: @unchecked Sendable {
         bell = ticket.doorbell
         startThread { [self] in
             while true {
-                if let reason = ticket.stopReason {
-                    control.stop(reason: reason)
+                if let request = ticket.stopRequest {
+                    control.stop(request)
                     return
                 }
                 if lock.withLock({ cancelled }) { return }

@@ -10,7 +10,7 @@ final class InterruptControl: @unchecked Sendable {
     private var shared = false
     private var cancelled = false
 
-    /// Lets `cancel()` and `stop(reason:)` interrupt `connection`'s waits; either one that
+    /// Lets `cancel()` and `stop(_:)` interrupt `connection`'s waits; either one that
     /// came before (while the prompt waited its turn or read the server) interrupts it now.
     /// - Parameter shared: other prompts use `connection` too: it is woken (its waits look
     ///   at `isStopped`), not interrupted for all.
@@ -18,7 +18,7 @@ final class InterruptControl: @unchecked Sendable {
         let interruptNow = lock.withLock { () -> Bool in
             self.connection = connection
             self.shared = shared
-            return cancelled || reason != nil
+            return cancelled || request != nil
         }
         if interruptNow { interrupt(connection, shared: shared) }
     }
@@ -40,15 +40,15 @@ final class InterruptControl: @unchecked Sendable {
 
     /// Whether the prompt was cancelled or stopped by a newer one. Thread-safe; may be called
     /// with the connection's loop lock held.
-    var isStopped: Bool { lock.withLock { cancelled || reason != nil } }
+    var isStopped: Bool { lock.withLock { cancelled || request != nil } }
 
-    private var reason: String?
+    private var request: StopRequest?
 
     /// Whether the caller cancelled (checked while waiting for the duck lock).
     var isCancelled: Bool { lock.withLock { cancelled } }
 
-    /// Why a newer prompt stopped this one (`stop(reason:)`), nil otherwise.
-    var stopReason: String? { lock.withLock { reason } }
+    /// Why a newer prompt stopped this one (`stop(_:)`), nil otherwise.
+    var stopRequest: StopRequest? { lock.withLock { request } }
 
     private var cancelledReport: PlayReport?
 
@@ -60,9 +60,9 @@ final class InterruptControl: @unchecked Sendable {
 
     /// Stops the prompt because a newer one interrupts it: like `cancel()`, but the duck is
     /// handed over rather than released.
-    func stop(reason: String) {
+    func stop(_ request: StopRequest) {
         let (connection, shared) = lock.withLock { () -> (PulseConnection?, Bool) in
-            self.reason = reason
+            self.request = request
             return (self.connection, self.shared)
         }
         if let connection { interrupt(connection, shared: shared) }

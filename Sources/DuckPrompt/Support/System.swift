@@ -85,23 +85,8 @@ extension StringProtocol {
     }
 }
 
-/// The process's standard input and error, unbuffered (`read(2)`, `write(2)`).
+/// The process's standard error, unbuffered (`write(2)`).
 package enum StandardStreams {
-    /// All of standard input, to its end. Throws `.noInput` (66) when it cannot be read.
-    package static func readInput() throws -> [UInt8] {
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
-            if n == 0 { return data }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw DuckPromptError(.noInput, "standard input: \(String(cString: strerror(errno)))")
-            }
-            data.append(contentsOf: chunk[0..<n])
-        }
-    }
-
     /// Writes `text` to standard error as it is (no newline added).
     package static func writeError(_ text: String) {
         write(STDERR_FILENO, text)

@@ -27,16 +27,6 @@ package final class ResultBox<T>: @unchecked Sendable {
     }
 }
 
-/// Runs `body` in a detached task (Dispatch's global queues) and blocks the calling thread
-/// until it ends.
-package func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
-    let box = ResultBox<T>()
-    Task.detached {
-        do { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
-    }
-    return box.wait()
-}
-
 /// A task executor with one thread of its own (`startThread`: a pthread waiting on a condition
 /// variable, no timeout), so that async code runs without Dispatch's global queues and an idle
 /// process is not woken every second by libdispatch's workqueue monitor. Its jobs run one at a

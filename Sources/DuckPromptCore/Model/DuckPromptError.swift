@@ -25,7 +25,7 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// Why a prompt ended `.dropped` without playing whole.
-    public enum DropReason: String, Sendable, Equatable {
+    public enum DropReason: String, Sendable, Equatable, Codable {
         /// A newer prompt of a higher or interrupting priority stopped it (speech-dispatcher's
         /// `message` and `important` interrupt a `text`).
         case interrupted

@@ -55,7 +55,7 @@ package struct PromptLifecycle: Sendable, Equatable {
         case cancelled
         /// A newer prompt interrupted it (the stop file's reason, e.g. "interrupted by a
         /// message prompt").
-        case interrupted(reason: String)
+        case interrupted(reason: StopRequest)
         /// An error: no server, the server died or stalled, the stream was refused, the prompt
         /// was dropped or expired in the queue.
         case error(DuckPromptError)
@@ -66,7 +66,7 @@ package struct PromptLifecycle: Sendable, Equatable {
         /// Played whole; the duck released (`handedOver` false) or handed to the next prompt.
         case played(handedOver: Bool)
         /// Stopped by a newer prompt; the duck handed over (or released when no prompt took it).
-        case interrupted(reason: String)
+        case interrupted(reason: StopRequest)
         /// Stopped by the caller; the duck released.
         case cancelled
         /// Failed. `journalKept`: what was ducked could not be confirmed restored and stays

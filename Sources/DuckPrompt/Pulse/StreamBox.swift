@@ -1,0 +1,39 @@
+import FoundationEssentials
+
+/// What a `PromptStream`'s libpulse callbacks share with it, on the loop thread or with the
+/// loop lock held: the frames to pull, where the stream is, how far it has written.
+final class StreamBox: @unchecked Sendable {
+    let mainloop: OpaquePointer
+    /// The prompt's frames; replaced when a kept stream plays the next prompt (`rearm`).
+    var pull: FramePuller
+    let channels: Int
+    let format: StreamSampleFormat
+    /// For `.s16le`: the float frames pulled before they are converted (loop thread only).
+    var floats: [Float] = []
+    var stream: OpaquePointer?
+    var reachedEnd = false
+    var drained = false
+    var framesWritten: Int64 = 0
+    /// Playing: not corked (`start()`, or connected uncorked).
+    var uncorked = false
+    /// The frames of silence (pre-roll) before the prompt's own audio.
+    var audioFrom: Int64 = 0
+    /// Called once, on the loop thread with the lock held, when the stream is uncorked and a
+    /// frame of the prompt's own audio has been handed to the server (`announceIfDue`).
+    var onAudio: (() -> Void)? = nil
+
+    /// Calls `onAudio` (once) when the stream plays and has been handed its first frame past
+    /// `audioFrom`. Lock held.
+    func announceIfDue() {
+        guard uncorked, framesWritten > audioFrom, let call = onAudio else { return }
+        onAudio = nil
+        call()
+    }
+
+    init(mainloop: OpaquePointer, channels: Int, format: StreamSampleFormat, pull: @escaping FramePuller) {
+        self.mainloop = mainloop
+        self.channels = channels
+        self.format = format
+        self.pull = pull
+    }
+}
