@@ -36,8 +36,14 @@ do {
             switch outcome {
             case .played(let report):
                 print("\(id) played \(report.framesPlayed) frames, ducked \(report.duckedStreams.count) streams")
-            case .interrupted(let error), .replaced(let error), .dropped(let error), .expired(let error):
-                print("\(id) \(error.dropReason?.rawValue ?? "dropped"): \(error.message)")
+            case .interrupted(let error):
+                print("\(id) interrupted: \(error.message)")
+            case .replaced(let error):
+                print("\(id) replaced: \(error.message)")
+            case .dropped(let error):
+                print("\(id) dropped: \(error.message)")
+            case .expired(let error):
+                print("\(id) expired: \(error.message)")
             case .cancelled:
                 print("\(id) cancelled")
             case .failed(let error):

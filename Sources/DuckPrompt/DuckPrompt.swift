@@ -13,7 +13,7 @@ public enum DuckPrompt {
     }
 
     /// The sink a prompt asks for when none is named: `PULSE_SINK`, as libpulse clients honour it.
-    public static func defaultRequest(environment: [String: String] = Environment.values("PULSE_SINK")) -> DeviceRequest? {
+    package static func defaultRequest(environment: [String: String] = Environment.values("PULSE_SINK")) -> DeviceRequest? {
         guard let name = environment["PULSE_SINK"], !name.isEmpty else { return nil }
         return DeviceRequest(parsing: name)
     }
@@ -45,7 +45,7 @@ public enum DuckPrompt {
     ///   another version, symbolic links, not regular files or too large; none of them changed
     ///   a volume.
     /// - Throws: `.internal` when the journal directory is unsafe (a symlink, another owner).
-    public static func restore(server: ServerOptions = ServerOptions()) async throws -> RestoreReport {
+    package static func restore(server: ServerOptions = ServerOptions()) async throws -> RestoreReport {
         try await runBlocking(InterruptControl()) { control in
             let store = try JournalStore()
             let lock = try RuntimeLock.acquire(in: store.runtimeDirectory, timeout: nil, cancelled: { control.isCancelled })
@@ -94,7 +94,7 @@ public enum DuckPrompt {
     ///   lists them), or holds no sink with a name.
     /// A `pw-dump` or a full `pactl --format=json list` also carries the streams, so a filter
     /// such as EasyEffects is seen forwarding to its device, as live.
-    public static func devices(fromDump path: String, request: DeviceRequest? = nil,
+    package static func devices(fromDump path: String, request: DeviceRequest? = nil,
                                config: DuckPromptConfig = DuckPromptConfig()) throws -> DeviceListing {
         let data: Data
         do {
@@ -160,7 +160,7 @@ public enum DuckPrompt {
     ///   stream is ramped back, then this throws `CancellationError`, and
     ///   `cancellation.report` tells what the prompt had done.
     /// - Throws: what `play(_:options:server:)` throws.
-    public static func playBlocking(_ sources: [any PromptSource], options: PlayOptions = PlayOptions(),
+    package static func playBlocking(_ sources: [any PromptSource], options: PlayOptions = PlayOptions(),
                                     server: ServerOptions = ServerOptions(),
                                     cancellation: PlayCancellation = PlayCancellation()) throws -> PlayReport {
         guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
@@ -175,7 +175,7 @@ public enum DuckPrompt {
     /// standard input or a FIFO to end (`AudioSource.init(path:cancellation:)`), before
     /// anything is ducked.
     /// - Throws: what `play(files:say:…)` throws; `CancellationError` when cancelled.
-    public static func playBlocking(files paths: [String], say texts: [String] = [], voice: String? = nil,
+    package static func playBlocking(files paths: [String], say texts: [String] = [], voice: String? = nil,
                                     wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions(),
                                     server: ServerOptions = ServerOptions(),
                                     cancellation: PlayCancellation = PlayCancellation()) throws -> PlayReport {

@@ -23,7 +23,7 @@ public struct ServiceOptions: Sendable {
     ///   - defaults: what the config file sets (`PlayOptions(config:)`); keys override it.
     /// - Throws: `DuckPromptError(.usage)` naming the key: an unknown key, a value of another
     ///   type than `types` gives, a word not among the choices, a number out of its range.
-    public static func parse(_ options: [String: BusValue], defaults: PlayOptions) throws -> ServiceOptions {
+    package static func parse(_ options: [String: BusValue], defaults: PlayOptions) throws -> ServiceOptions {
         var result = ServiceOptions(play: defaults, voice: nil, wordsPerMinute: nil)
         for key in options.keys.sorted() {
             let value = options[key]!

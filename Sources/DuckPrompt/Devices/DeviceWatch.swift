@@ -14,7 +14,7 @@ extension DuckPrompt {
     /// `pw_metadata`). Only when PipeWire cannot be reached, or once its metadata stopped telling
     /// this connection of changes (PipeWire 0.3.65, `PipeWireWatch`), the default sink is read
     /// after each `defaultCheckInterval` (100 ms) without events.
-    public static func watchDevices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
+    package static func watchDevices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
                                     server: ServerOptions = ServerOptions()) -> AsyncThrowingStream<DeviceUpdate, Error> {
         watchDevices(request: request, config: config, server: server, closed: {})
     }

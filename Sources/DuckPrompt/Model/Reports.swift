@@ -23,14 +23,14 @@ public struct PlayReport: Sendable {
 }
 
 /// What `DuckPrompt.restore` did.
-public struct RestoreReport: Sendable {
+package struct RestoreReport: Sendable {
     /// One line per journal handled: what was restored, or why it was kept. Empty when no
     /// prompt died while ducking.
-    public var notes: [String]
+    package var notes: [String]
     /// Paths of the journals kept because their server could not be reached or did not
     /// confirm every write (`duckprompt restore` then exits 69).
-    public var kept: [String]
+    package var kept: [String]
     /// Files of the journal directory that are not journals it can use (`duckprompt restore`
     /// then exits 65, unless a journal was kept).
-    public var problems: [JournalProblem]
+    package var problems: [JournalProblem]
 }

@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Opening checks everything a bad input can get wrong, before any server is touched, so a
 /// bad file never changes a volume.
-public final class AudioSource: PromptSource, @unchecked Sendable {
+public final class AudioSource: LibrarySource, @unchecked Sendable {
     /// Channel counts and rates that play: 1 to 8 channels, 8 to 192 kHz.
     public static let channelRange = 1...8
     public static let rateRange = 8_000...192_000
@@ -34,18 +34,18 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     public let formatName: String
     /// `.s16le` for 8- and 16-bit integer samples (`SF_INFO.format`'s subtype), else
     /// `.float32le`: see `StreamSampleFormat.forLibsndfile(format:)`.
-    public let streamFormat: StreamSampleFormat
+    package let streamFormat: StreamSampleFormat
     private var file: OpaquePointer?
     /// Standard input's bytes, kept alive for libsndfile's virtual I/O.
     private let memory: MemoryFile?
     /// A regular file's descriptor, open for `sf_open_fd` until deinit.
     private var descriptor: Int32?
     /// Which regular file was opened, and as it was then (its `fstat`); nil for any other input.
-    public let identity: FileIdentity?
+    package let identity: FileIdentity?
 
     /// A regular file as `fstat(2)` saw it: `st_dev`, `st_ino`, `st_size`, and `st_mtim` in
     /// ns since 1970.
-    public struct FileIdentity: Sendable, Equatable {
+    package struct FileIdentity: Sendable, Equatable {
         var device: UInt64
         var inode: UInt64
         var size: Int64
@@ -75,7 +75,7 @@ public final class AudioSource: PromptSource, @unchecked Sendable {
     ///   `CancellationError` when `cancellation` was cancelled while input was awaited.
     /// libsndfile: `sf_open_fd(SFM_READ)` (a regular file), `sf_open_virtual` (any other input,
     /// read whole first), `sf_strerror`.
-    public convenience init(path: String, cancellation: PlayCancellation? = nil) throws {
+    package convenience init(path: String, cancellation: PlayCancellation? = nil) throws {
         try self.init(input: path == "-" ? .descriptor(STDIN_FILENO, name: nil, deadline: nil) : .path(path, regularOnly: false),
                       cancellation: cancellation)
     }

@@ -8,7 +8,7 @@ import FoundationEssentials
 /// The file opened at the turn must be the one checked: the same file (`st_dev`, `st_ino`),
 /// unchanged (`st_size`, `st_mtim`), with the same rate, channel count and frames
 /// (`AudioSource.identity`). Each file is closed once its last frame was read.
-package final class FileAtTurn: PromptSource, @unchecked Sendable {
+package final class FileAtTurn: LibrarySource, @unchecked Sendable {
     package let path: String
     package let name: String
     package let rate: Int

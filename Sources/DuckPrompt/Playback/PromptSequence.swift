@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// Several sources of the same rate and channel count played as one, back to back without a
 /// gap (`duckprompt play chime.wav turn-left.wav`).
-package final class PromptSequence: PromptSource, @unchecked Sendable {
+package final class PromptSequence: LibrarySource, @unchecked Sendable {
     package let parts: [any PromptSource]
     private var current = 0
     package var name: String { parts.map(\.name).joined(separator: " + ") }
@@ -10,7 +10,7 @@ package final class PromptSequence: PromptSource, @unchecked Sendable {
     package var channels: Int { parts[0].channels }
     package var duration: Double { parts.reduce(0) { $0 + $1.duration } }
     /// `.s16le` when every part is, else `.float32le`.
-    package var streamFormat: StreamSampleFormat { parts.allSatisfy { $0.streamFormat == .s16le } ? .s16le : .float32le }
+    package var streamFormat: StreamSampleFormat { parts.allSatisfy { $0.sampleFormat == .s16le } ? .s16le : .float32le }
 
     /// - Precondition: `parts` is not empty and all have the same rate and channel count.
     package init(_ parts: [any PromptSource]) {
@@ -43,7 +43,7 @@ package final class PromptSequence: PromptSource, @unchecked Sendable {
 
 /// A source preceded by silence: the pre-roll that lets a sleeping device (Bluetooth, HDMI)
 /// wake up before the prompt's first sample.
-package final class SilencePrefixed: PromptSource, @unchecked Sendable {
+package final class SilencePrefixed: LibrarySource, @unchecked Sendable {
     package let inner: any PromptSource
     /// Silence before the first sample, in frames at the inner source's rate.
     package let silenceFrames: Int
@@ -52,7 +52,7 @@ package final class SilencePrefixed: PromptSource, @unchecked Sendable {
     package var rate: Int { inner.rate }
     package var channels: Int { inner.channels }
     package var duration: Double { inner.duration + Double(silenceFrames) / Double(rate) }
-    package var streamFormat: StreamSampleFormat { inner.streamFormat }
+    package var streamFormat: StreamSampleFormat { inner.sampleFormat }
 
     /// - Parameters:
     ///   - milliseconds: silence length in ms (>= 0).

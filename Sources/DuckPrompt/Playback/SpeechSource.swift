@@ -274,9 +274,9 @@ private final class ChunkList: @unchecked Sendable {
     init(_ chunks: [SpeechSource.Chunk]) { self.chunks = chunks }
 }
 
-extension SpeechSource: PromptSource {
+extension SpeechSource: LibrarySource {
     /// espeak-ng synthesises 16-bit samples: `.s16le`.
-    public var streamFormat: StreamSampleFormat { .s16le }
+    package var streamFormat: StreamSampleFormat { .s16le }
 
     /// The text in quotes (used as `media.name`), shortened to 60 characters.
     public var name: String {

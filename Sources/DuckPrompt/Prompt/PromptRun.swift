@@ -162,7 +162,7 @@ final class PromptRun {
             return .turnCame
         case .route:
             // Files checked at the call are opened now, before anything is ducked.
-            for source in sources { try source.openForTurn() }
+            for source in sources { try source.openIfLibrarySource() }
             return .routed(try routeAndPlan())
         case .openStream(let part, let corked):
             precondition(part == streams.count, "parts are opened in order")
@@ -390,7 +390,7 @@ final class PromptRun {
         var props = properties
         props[PulseConnection.mediaNameKey] = options.properties[PulseConnection.mediaNameKey] ?? source.name
         let shape = PromptStream.Shape(sinkName: route.sink.name, rate: source.rate, channels: source.channels,
-                                       format: source.streamFormat, latencyMs: options.latencyMs)
+                                       format: source.sampleFormat, latencyMs: options.latencyMs)
         if part == 0, let kept = keeper?.take(shape, on: connection, properties: props) {
             kept.rearm(properties: props, pull: source.read)
             if !corked { kept.start() }
@@ -399,7 +399,7 @@ final class PromptRun {
         return try PromptStream(connection: connection, rate: source.rate, channels: source.channels,
                                 sinkName: route.sink.name, properties: props, volume: nil,
                                 latencyMs: options.latencyMs, corked: corked,
-                                format: source.streamFormat, pull: source.read)
+                                format: source.sampleFormat, pull: source.read)
     }
 
     /// Waits until part `part`'s stream is connected, and keeps the duck off it. `--volume` is

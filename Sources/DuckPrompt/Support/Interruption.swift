@@ -93,23 +93,23 @@ final class InterruptControl: @unchecked Sendable {
 }
 
 /// Stops a prompt that `DuckPrompt.playBlocking` runs, from another thread.
-public final class PlayCancellation: Sendable {
+package final class PlayCancellation: Sendable {
     let control = InterruptControl()
 
-    public init() {}
+    package init() {}
 
     /// Stops the prompt: every ducked stream is ramped back, and `playBlocking` throws
     /// `CancellationError`. Thread-safe; before the prompt has started, it never starts.
-    public func cancel() { control.cancel() }
+    package func cancel() { control.cancel() }
 
     /// Whether `cancel()` was called.
-    public var isCancelled: Bool { control.isCancelled }
+    package var isCancelled: Bool { control.isCancelled }
 
     /// Once `playBlocking` has thrown `CancellationError`: what the prompt had done by then
     /// (where it went, the frames handed to the server, the streams it ducked, each ramped
     /// back, the players it paused and resumed, and its warnings); nil when it was cancelled
     /// before it was routed.
-    public var report: PlayReport? { control.report }
+    package var report: PlayReport? { control.report }
 }
 
 /// Runs blocking libpulse work on its own thread (it waits on the threaded mainloop's

@@ -1,6 +1,6 @@
 /// A D-Bus value the service reads from an `a{sv}` or writes into one (the types its options
 /// and `Devices()` use), or an MPRIS player's property. Pure.
-public enum BusValue: Sendable, Equatable {
+package enum BusValue: Sendable, Equatable {
     /// `s`
     case string(String)
     /// `d`
@@ -27,7 +27,7 @@ public enum BusValue: Sendable, Equatable {
     case dictionaries([[String: BusValue]])
 
     /// The D-Bus signature of the value: what a wrong-type error names.
-    public var signature: String {
+    package var signature: String {
         switch self {
         case .string: "s"
         case .double: "d"

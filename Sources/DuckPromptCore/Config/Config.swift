@@ -41,7 +41,7 @@ import FoundationEssentials
 /// key.
 public struct DuckPromptConfig: Sendable, Equatable {
     /// Where a `prefer` list came from: it decides the rule named in a route decision.
-    public enum PreferSource: String, Sendable, Equatable {
+    package enum PreferSource: String, Sendable, Equatable {
         /// The config file's `prefer` key (rule `config-prefer`).
         case config
         /// The `DUCKPROMPT_DEVICE` environment variable (rule `env-DUCKPROMPT_DEVICE`).
@@ -49,12 +49,12 @@ public struct DuckPromptConfig: Sendable, Equatable {
     }
 
     /// One `never` entry: a device kind, or a sink name/description pattern.
-    public enum Exclusion: Sendable, Equatable, CustomStringConvertible {
+    package enum Exclusion: Sendable, Equatable, CustomStringConvertible {
         case kind(DeviceKind)
         case pattern(String)
 
         /// The entry as written in the file.
-        public var description: String {
+        package var description: String {
             switch self {
             case .kind(let kind): kind.rawValue
             case .pattern(let pattern): pattern
@@ -74,11 +74,11 @@ public struct DuckPromptConfig: Sendable, Equatable {
     /// Sink patterns tried in order (`prefer`, or `DUCKPROMPT_DEVICE`).
     public var prefer: [String]
     /// Where `prefer` came from.
-    public var preferSource: PreferSource
+    package var preferSource: PreferSource
     /// The external kinds, best first: always every external kind exactly once.
     public var ranking: [DeviceKind]
     /// Kinds and patterns never routed to unless requested by name.
-    public var never: [Exclusion]
+    package var never: [Exclusion]
     /// Pre-roll per kind, in ms (0…5000); kinds not listed have none configured.
     public var preRollMs: [DeviceKind: Int]
     /// Duck depth in dB (-200…0); nil when the file does not set it.
@@ -89,7 +89,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
     public var releaseMs: Int?
     /// What to do with MPRIS players (`players`), first match wins; tried before the default
     /// list of spoken-word players and the genre (`SpokenWordPolicy`).
-    public var players: [PlayerRule] = []
+    package var players: [PlayerRule] = []
     /// How far back a paused player resumes, ms (0…60000, `rewind_ms`); nil when not set.
     public var rewindMs: Int?
     /// The file the settings were read from; nil for the defaults (no file).
@@ -97,19 +97,27 @@ public struct DuckPromptConfig: Sendable, Equatable {
 
     /// The defaults, or the given settings. `ranking` is completed with the external kinds it
     /// leaves out, in their default order.
-    public init(prefer: [String] = [], preferSource: PreferSource = .config,
-                ranking: [DeviceKind] = DuckPromptConfig.defaultRanking, never: [Exclusion] = [],
+    public init(prefer: [String] = [], ranking: [DeviceKind] = DuckPromptConfig.defaultRanking,
                 preRollMs: [DeviceKind: Int] = [:], duck: Decibels? = nil, attackMs: Int? = nil,
                 releaseMs: Int? = nil, path: String? = nil) {
         self.prefer = prefer
-        self.preferSource = preferSource
+        self.preferSource = .config
         self.ranking = Self.completed(ranking)
-        self.never = never
+        self.never = []
         self.preRollMs = preRollMs
         self.duck = duck
         self.attackMs = attackMs
         self.releaseMs = releaseMs
         self.path = path
+    }
+
+    /// As `init(prefer:ranking:preRollMs:duck:attackMs:releaseMs:path:)`, with exclusions.
+    package init(prefer: [String] = [], ranking: [DeviceKind] = DuckPromptConfig.defaultRanking,
+                 never: [Exclusion], preRollMs: [DeviceKind: Int] = [:], duck: Decibels? = nil,
+                 attackMs: Int? = nil, releaseMs: Int? = nil, path: String? = nil) {
+        self.init(prefer: prefer, ranking: ranking, preRollMs: preRollMs, duck: duck, attackMs: attackMs,
+                  releaseMs: releaseMs, path: path)
+        self.never = never
     }
 
     /// Whether `ranking` differs from `defaultRanking`.
@@ -119,7 +127,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
     public func preRollMs(for kind: DeviceKind) -> Int? { preRollMs[kind] }
 
     /// The `never` entry that excludes a sink of this kind, name and description; nil when none.
-    public func exclusion(for sink: Sink, kind: DeviceKind) -> Exclusion? {
+    package func exclusion(for sink: Sink, kind: DeviceKind) -> Exclusion? {
         never.first { entry in
             switch entry {
             case .kind(let excluded): excluded == kind

@@ -86,7 +86,7 @@ package enum Classifier {
     ///
     /// Reads `pa_sink_info.proplist`, `driver`, `flags`, `ports` and `active_port`; never `name`
     /// except in the rule 5 fallback.
-    public static func classify(_ sink: Sink) -> Classification {
+    package static func classify(_ sink: Sink) -> Classification {
         let (kind, evidence) = kindAndEvidence(sink)
         let port = effectiveActivePort(sink)
         return Classification(kind: kind,

@@ -1,5 +1,5 @@
 /// One change between two looks at a server's sinks, as `duckprompt devices --watch` reports it.
-public enum DeviceChange: Sendable, Equatable {
+package enum DeviceChange: Sendable, Equatable {
     /// A sink appeared.
     case added(Sink, Classification)
     /// A sink went away.
@@ -15,7 +15,7 @@ public enum DeviceChange: Sendable, Equatable {
 
     /// A short name for the event: `sink-added`, `sink-removed`, `port-changed`,
     /// `availability-changed`, `default-changed`, `route-changed`.
-    public var event: String {
+    package var event: String {
         switch self {
         case .added: "sink-added"
         case .removed: "sink-removed"
@@ -27,7 +27,7 @@ public enum DeviceChange: Sendable, Equatable {
     }
 
     /// The sink concerned, when the change is about one sink.
-    public var sinkName: String? {
+    package var sinkName: String? {
         switch self {
         case .added(let s, _), .removed(let s), .portChanged(let s, _, _), .availabilityChanged(let s, _, _, _): s.name
         case .defaultChanged, .routeChanged: nil
@@ -35,7 +35,7 @@ public enum DeviceChange: Sendable, Equatable {
     }
 
     /// One line for people, e.g. `sink bt_headset (bluetooth-a2dp) appeared`.
-    public var summary: String {
+    package var summary: String {
         func name(_ n: String?) -> String { n ?? "none" }
         switch self {
         case .added(let s, let c): return "sink \(s.name) (\(c.kind.rawValue)) appeared"
@@ -51,7 +51,7 @@ public enum DeviceChange: Sendable, Equatable {
     /// The changes between two listings of the same server, in a stable order: sinks removed,
     /// added, port and availability changes (by sink name), then the default, then the route.
     /// Sinks are matched by name (an index is reused by the server after removal).
-    public static func between(_ old: DeviceListing, _ new: DeviceListing) -> [DeviceChange] {
+    package static func between(_ old: DeviceListing, _ new: DeviceListing) -> [DeviceChange] {
         var changes: [DeviceChange] = []
         let oldSinks = Dictionary(old.snapshot.sinks.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         let newSinks = Dictionary(new.snapshot.sinks.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })

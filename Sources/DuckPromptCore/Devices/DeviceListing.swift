@@ -3,9 +3,9 @@ import FoundationEssentials
 /// A server's sinks, each classified, and where a prompt would go now.
 public struct DeviceListing: Sendable {
     /// Sinks, sink-inputs and default sink as read from the server.
-    public var snapshot: Snapshot
+    package var snapshot: Snapshot
     /// One classification per sink, in `snapshot.sinks` order.
-    public var classifications: [Classification]
+    package var classifications: [Classification]
     /// The routing decision, or nil when no sink is usable (`routeError` says why).
     public var route: RouteDecision?
     public var routeError: DuckPromptError?
@@ -17,7 +17,7 @@ public struct DeviceListing: Sendable {
 
     /// Classifies and routes a snapshot (from a server or a dump), exactly as `play` would.
     /// `config` supplies the user's `prefer`, `ranking` and `never` (default: none).
-    public init(snapshot: Snapshot, request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
+    package init(snapshot: Snapshot, request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
                 serverName: String = "", serverVersion: String = "") {
         self.snapshot = snapshot
         classifications = Classifier.classify(snapshot, ranking: config.ranking)
@@ -38,9 +38,9 @@ public struct DeviceListing: Sendable {
 
 /// One step of `DuckPrompt.watchDevices`: the server's sinks now, and what changed since the
 /// previous step (empty for the first).
-public struct DeviceUpdate: Sendable {
-    public var listing: DeviceListing
-    public var changes: [DeviceChange]
+package struct DeviceUpdate: Sendable {
+    package var listing: DeviceListing
+    package var changes: [DeviceChange]
 
     package init(listing: DeviceListing, changes: [DeviceChange]) {
         self.listing = listing

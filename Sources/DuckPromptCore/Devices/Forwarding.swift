@@ -1,7 +1,7 @@
 extension Classifier {
     /// How many virtual sinks a chain may pass through before the classifier stops following
     /// it (a loop, or a configuration nobody builds on purpose).
-    public static let maxForwardingDepth = 8
+    package static let maxForwardingDepth = 8
 
     /// Classifies every sink of a snapshot, and follows each virtual sink to the device its audio
     /// ends up on (`Classification.forwardsTo`, `forwardsToSink`).
@@ -33,7 +33,7 @@ extension Classifier {
     ///
     /// Pure; safe from any thread. Reads `pa_sink_info.proplist` and `owner_module`, and
     /// `pa_sink_input_info.sink`, `owner_module` and `proplist`.
-    public static func classify(_ snapshot: Snapshot,
+    package static func classify(_ snapshot: Snapshot,
                                 ranking: [DeviceKind] = DuckPromptConfig.defaultRanking) -> [Classification] {
         let sinks = snapshot.sinks
         let base = sinks.map { classify($0) }

@@ -26,10 +26,10 @@ public enum DeviceRequest: Sendable, Equatable {
 /// Where a prompt goes, and why.
 public struct RouteDecision: Sendable, Equatable {
     /// The chosen sink.
-    public var sink: Sink
+    package var sink: Sink
     /// Its classification (`Classifier.classify(_ snapshot:ranking:)`, so a virtual sink says
     /// where it forwards).
-    public var classification: Classification
+    package var classification: Classification
     /// One sentence naming the sink, its kind and why it was chosen, e.g.
     /// `Bluetooth A2DP headset 'WH-1000XM5' is the external output in use (default sink).`
     public var reason: String
@@ -37,7 +37,18 @@ public struct RouteDecision: Sendable, Equatable {
     /// `default-external`, `config-prefer`; for scripts and for `duckprompt route --json`.
     public var rule: String
 
-    public init(sink: Sink, classification: Classification, reason: String, rule: String = "") {
+    /// The chosen sink's name (`pa_sink_info.name`), as `PULSE_SINK` and `paplay -d` take it.
+    public var sinkName: String { sink.name }
+    /// The chosen sink's description (`pa_sink_info.description`), as pavucontrol shows it.
+    public var sinkDescription: String { sink.description }
+    /// The kind of device it plays on: a virtual sink's is where it forwards, when known.
+    public var kind: DeviceKind { classification.forwardsTo ?? classification.kind }
+    /// Whether it is an external output (`Classification.external`).
+    public var external: Bool { classification.external }
+    /// The property, driver or port that decided the kind, e.g. `bluetooth.protocol=a2dp_sink`.
+    public var evidence: String { classification.evidence }
+
+    package init(sink: Sink, classification: Classification, reason: String, rule: String = "") {
         self.sink = sink
         self.classification = classification
         self.reason = reason
@@ -98,7 +109,7 @@ package enum Router {
     ///
     /// Pure; safe from any thread. Uses `pa_server_info.default_sink_name`, and
     /// `pa_sink_input_info.sink` and `corked` to tell which sinks play.
-    public static func route(_ snapshot: Snapshot, request: DeviceRequest?,
+    package static func route(_ snapshot: Snapshot, request: DeviceRequest?,
                              config: DuckPromptConfig = DuckPromptConfig()) throws -> RouteDecision {
         try route(snapshot, classifications: Classifier.classify(snapshot, ranking: config.ranking),
                   request: request, config: config)

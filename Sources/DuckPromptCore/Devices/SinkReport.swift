@@ -31,7 +31,7 @@ public struct SinkReport: Sendable, Equatable, Encodable {
     public var properties: [String: String]
 
     /// The keys, as Docs/json.md names them.
-    public enum CodingKeys: String, CodingKey, CaseIterable {
+    package enum CodingKeys: String, CodingKey, CaseIterable {
         case index, name, description, kind, external, state, evidence, chosen, volume, properties
         case activePort = "active_port", portType = "port_type", available, isDefault = "default"
         case forwardsTo = "forwards_to", forwardsToSink = "forwards_to_sink"

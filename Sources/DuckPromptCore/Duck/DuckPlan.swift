@@ -16,15 +16,15 @@ public enum DuckMode: String, Sendable, Equatable, CaseIterable {
 /// application. A stream that ends while ducked leaves its ducked volume saved under these.
 package struct RestoreKey: Sendable, Hashable, Codable {
     /// `media.role`.
-    public var mediaRole: String?
+    package var mediaRole: String?
     /// `application.name`.
-    public var applicationName: String?
+    package var applicationName: String?
     /// `application.id`.
-    public var applicationID: String?
+    package var applicationID: String?
     /// `module-stream-restore.id` (PulseAudio: the exact key it saved under).
-    public var streamRestoreID: String?
+    package var streamRestoreID: String?
 
-    public init(mediaRole: String? = nil, applicationName: String? = nil,
+    package init(mediaRole: String? = nil, applicationName: String? = nil,
                 applicationID: String? = nil, streamRestoreID: String? = nil) {
         self.mediaRole = mediaRole
         self.applicationName = applicationName
@@ -33,7 +33,7 @@ package struct RestoreKey: Sendable, Hashable, Codable {
     }
 
     /// The key of a sink-input, from its properties.
-    public init(_ input: SinkInput) {
+    package init(_ input: SinkInput) {
         self.init(mediaRole: input.properties["media.role"],
                   applicationName: input.properties["application.name"],
                   applicationID: input.properties["application.id"],
@@ -42,7 +42,7 @@ package struct RestoreKey: Sendable, Hashable, Codable {
 
     /// Whether a new stream would be started at the volume saved for `self`: same role, or
     /// (without a role) same application.
-    public func sharesSavedVolume(with other: RestoreKey) -> Bool {
+    package func sharesSavedVolume(with other: RestoreKey) -> Bool {
         if let a = streamRestoreID, let b = other.streamRestoreID { return a == b }
         if let role = mediaRole { return role == other.mediaRole }
         if other.mediaRole != nil { return false }
@@ -92,37 +92,37 @@ extension [DuckAction] {
 /// for bit.
 package struct DuckPlan: Sendable, Equatable {
     /// A ducked stream.
-    public struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// Sink-input index (`pa_sink_input_info.index`).
-        public var index: UInt32
+        package var index: UInt32
         /// The stream's own volume, without the duck (`pa_cvolume`, its channel order).
-        public var original: ChannelVolumes
+        package var original: ChannelVolumes
         /// Where the server files its saved volume.
-        public var key: RestoreKey
+        package var key: RestoreKey
         /// What the server has, as far as we know: found, written by us, or set by the user.
-        public var current: ChannelVolumes
+        package var current: ChannelVolumes
         /// Our writes whose change event has not come back yet, oldest first.
-        public var inFlight: [ChannelVolumes]
+        package var inFlight: [ChannelVolumes]
         /// The last state the server reported that is accounted for: the volume found, then
         /// each of our writes as it comes back, or a foreign change once seen. A read of the
         /// stream may show it again while our next write is on its way (a read sent just before
         /// a write; a busy server answers two info requests with the same state, as PulseAudio
         /// merges pending change events): that is not a change.
-        public var confirmed: ChannelVolumes?
+        package var confirmed: ChannelVolumes?
         /// For a stream that appeared during the duck: until when a change that is not ours
         /// counts as the server settling its initial volume (WirePlumber restores a new
         /// stream's saved volume a few ms after it appears), not as the user's.
-        public var settlingUntil: ContinuousClock.Instant?
+        package var settlingUntil: ContinuousClock.Instant?
         /// How many of the writes in `inFlight` were sent before a change that was not ours
         /// was seen: when one of them comes back, it landed after that change and overwrote it
         /// on the server, so the level the change asked for is written again.
-        public var overtaken = 0
+        package var overtaken = 0
         /// The last change that was not ours, as seen (`volume`), and the gain the duck was at
         /// then: while the duck is at that gain, the stream's level is exactly `volume` (the
         /// own volume derived from it, rescaled, could differ by a rounding step).
-        public var foreign: (volume: ChannelVolumes, gain: Double)?
+        package var foreign: (volume: ChannelVolumes, gain: Double)?
 
-        public init(index: UInt32, original: ChannelVolumes, key: RestoreKey = RestoreKey(),
+        package init(index: UInt32, original: ChannelVolumes, key: RestoreKey = RestoreKey(),
                     current: ChannelVolumes? = nil, inFlight: [ChannelVolumes] = []) {
             self.index = index
             self.original = original
@@ -132,34 +132,34 @@ package struct DuckPlan: Sendable, Equatable {
             confirmed = self.current
         }
 
-        public static func == (a: Entry, b: Entry) -> Bool {
+        package static func == (a: Entry, b: Entry) -> Bool {
             a.index == b.index && a.original == b.original && a.key == b.key
         }
     }
 
     /// Streams lowered now, in index order.
-    public private(set) var entries: [Entry]
+    package private(set) var entries: [Entry]
     /// Streams that ended while ducked: their saved volume must be repaired.
-    public private(set) var ended: [Entry] = []
+    package private(set) var ended: [Entry] = []
     /// Full duck depth in dB (negative, -infinity for mute; 0 means no duck).
-    public let depth: Double
+    package let depth: Double
     /// The gain last applied, dB relative to the originals (0 = not ducked).
-    public private(set) var gain: Double = 0
+    package private(set) var gain: Double = 0
     /// `media.role` values left alone.
-    public let exemptRoles: Set<String>
+    package let exemptRoles: Set<String>
     /// libpulse's volume arithmetic (`VolumeArithmetic.libpulse`).
     package let math: VolumeArithmetic
     /// Sink-inputs never touched (the prompt's own stream, and the streams of players paused
     /// or left alone for it).
-    public private(set) var excluded: Set<UInt32>
+    package private(set) var excluded: Set<UInt32>
     /// The streams of players paused for the prompt (`PlayerPauser`), off the duck while their
     /// player stays paused: `.pausing` until one is seen corked (`pa_sink_input_info.corked`; a
     /// `Pause` takes a few ms to reach the stream), then `.paused`. One seen playing after that
     /// (the user pressed Play) leaves this list and joins the duck at the current gain.
-    public private(set) var pausedStreams: [UInt32: PausedStream] = [:]
+    package private(set) var pausedStreams: [UInt32: PausedStream] = [:]
 
     /// Where a paused player's stream is (`pausedStreams`).
-    public enum PausedStream: Sendable, Equatable {
+    package enum PausedStream: Sendable, Equatable {
         /// Its player was asked to pause; the stream has not been seen corked yet.
         case pausing
         /// Seen corked: the next info that shows it playing is the user's Play.
@@ -177,7 +177,7 @@ package struct DuckPlan: Sendable, Equatable {
     ///   - pausing: the streams of players paused for the prompt (`pausedStreams`), off the
     ///     duck until the user plays one again.
     ///   - math: libpulse's volume arithmetic (`VolumeArithmetic.libpulse`).
-    public init(inputs: [SinkInput], depth: Double, exemptRoles: Set<String> = ["phone"],
+    package init(inputs: [SinkInput], depth: Double, exemptRoles: Set<String> = ["phone"],
                 excluding: Set<UInt32> = [], pausing: Set<UInt32> = [], math: VolumeArithmetic) {
         self.math = math
         self.depth = depth < 0 ? depth : 0
@@ -204,7 +204,7 @@ package struct DuckPlan: Sendable, Equatable {
     /// - Parameters:
     ///   - journal: the handed-over duck.
     ///   - live: every sink-input now (`pa_context_get_sink_input_info_list`).
-    public mutating func adopt(_ journal: DuckJournal, live: [SinkInput]) {
+    package mutating func adopt(_ journal: DuckJournal, live: [SinkInput]) {
         let byIndex = Dictionary(live.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
         for stream in journal.streams {
             guard let input = byIndex[stream.index], RestoreKey(input) == stream.key,
@@ -233,7 +233,7 @@ package struct DuckPlan: Sendable, Equatable {
     /// shares a `node.link-group`; or EasyEffects' output). Those are left alone: what feeds
     /// them is ducked instead, and a prompt routed through a virtual sink is not ducked by its
     /// own duck.
-    public func shouldDuck(_ input: SinkInput) -> Bool {
+    package func shouldDuck(_ input: SinkInput) -> Bool {
         guard depth < 0, !excluded.contains(input.index), input.hasVolume, input.volumeWritable,
               !input.volume.values.isEmpty else { return false }
         if let role = input.mediaRole, exemptRoles.contains(role) { return false }
@@ -244,7 +244,7 @@ package struct DuckPlan: Sendable, Equatable {
     /// duckprompt's own streams: a prompt (`duckprompt.prompt`, also the one of a prompt that
     /// was just interrupted and hands its duck over) or a saved-volume repair
     /// (`duckprompt.repair`). Never ducked.
-    public static func isOwn(_ input: SinkInput) -> Bool {
+    package static func isOwn(_ input: SinkInput) -> Bool {
         input.properties["duckprompt.prompt"] != nil || input.properties["duckprompt.repair"] != nil
     }
 
@@ -253,7 +253,7 @@ package struct DuckPlan: Sendable, Equatable {
     /// `protocol-native.c`, and is owned by the native-protocol module, so the owner alone does
     /// not tell), PipeWire filter-chain/loopback outputs (`node.link-group`), EasyEffects' output
     /// (`application.id=com.github.wwmm.easyeffects`).
-    public static func isPlumbing(_ input: SinkInput) -> Bool {
+    package static func isPlumbing(_ input: SinkInput) -> Bool {
         if input.driver.hasPrefix("module-") { return true }
         let p = input.properties
         if p["node.link-group"] != nil { return true }
@@ -264,7 +264,7 @@ package struct DuckPlan: Sendable, Equatable {
 
     /// The volume of every ducked stream at `gain` dB relative to its own; at 0 dB, the
     /// originals exactly.
-    public func volumes(atGain gain: Double) -> [(index: UInt32, volume: ChannelVolumes)] {
+    package func volumes(atGain gain: Double) -> [(index: UInt32, volume: ChannelVolumes)] {
         entries.map { ($0.index, Self.volume($0.original, atGain: gain, math: math)) }
     }
 
@@ -274,18 +274,18 @@ package struct DuckPlan: Sendable, Equatable {
     }
 
     /// Forgets a stream without repairing anything (it was excluded after the fact).
-    public mutating func remove(index: UInt32) {
+    package mutating func remove(index: UInt32) {
         entries.removeAll { $0.index == index }
     }
 
     /// The streams of a player that refused its `Pause` (or did not answer): they play on, so
     /// they join the duck at their next info (`appeared`), as a stream the user played again.
-    public mutating func pauseRefused(streams: [UInt32]) {
+    package mutating func pauseRefused(streams: [UInt32]) {
         for index in streams where pausedStreams[index] != nil { pausedStreams[index] = .paused }
     }
 
     /// Excludes a sink-input from now on (the prompt's own stream, once its index is known).
-    public mutating func exclude(_ index: UInt32) {
+    package mutating func exclude(_ index: UInt32) {
         excluded.insert(index)
         remove(index: index)
     }
@@ -307,14 +307,14 @@ package struct DuckPlan: Sendable, Equatable {
     }
 
     /// Moves every ducked stream to `gain` dB (one ramp step).
-    public mutating func apply(gain: Double) -> [DuckAction] {
+    package mutating func apply(gain: Double) -> [DuckAction] {
         self.gain = gain
         return entries.indices.compactMap { write($0, level($0, atGain: gain)) }
     }
 
     /// How long after a stream appears a foreign volume change counts as the server settling
     /// its initial volume rather than the user's doing.
-    public static let settlingTime: Duration = .milliseconds(300)
+    package static let settlingTime: Duration = .milliseconds(300)
 
     /// The own volume of a stream that starts at `volume`: if that is the ducked volume the
     /// server saved for an earlier stream of the same role or application (one that ended, or
@@ -331,7 +331,7 @@ package struct DuckPlan: Sendable, Equatable {
     /// - Parameter now: the time it was seen (starts its settling window).
     /// A paused player's stream (`pausedStreams`) is seen corked, then joins the duck the
     /// first time it is seen playing after that.
-    public mutating func appeared(_ input: SinkInput, now: ContinuousClock.Instant = .now) -> [DuckAction] {
+    package mutating func appeared(_ input: SinkInput, now: ContinuousClock.Instant = .now) -> [DuckAction] {
         guard !entries.contains(where: { $0.index == input.index }) else { return changed(input, now: now) }
         if let state = pausedStreams[input.index] {
             guard !input.corked else {
@@ -363,14 +363,14 @@ package struct DuckPlan: Sendable, Equatable {
     /// flight, it is ours. Otherwise the user (or another program) set it: that value divided by
     /// the current gain becomes the stream's own volume, and the audible value is left as they
     /// set it. Nothing is written back.
-    public mutating func changed(_ input: SinkInput, now: ContinuousClock.Instant = .now) -> [DuckAction] {
+    package mutating func changed(_ input: SinkInput, now: ContinuousClock.Instant = .now) -> [DuckAction] {
         guard entries.contains(where: { $0.index == input.index }) else { return appeared(input, now: now) }
         return changed(index: input.index, volume: input.volume, now: now)
     }
 
     /// `changed(_:now:)` for a volume seen without the rest of the stream's info (the one its
     /// PipeWire node applied: `PipeWireWatch`); nothing for a stream not ducked.
-    public mutating func changed(index: UInt32, volume seen: ChannelVolumes,
+    package mutating func changed(index: UInt32, volume seen: ChannelVolumes,
                                  now: ContinuousClock.Instant = .now) -> [DuckAction] {
         guard let i = entries.firstIndex(where: { $0.index == index }) else { return [] }
         if let k = entries[i].inFlight.firstIndex(where: { Self.close($0, seen) }) {
@@ -415,7 +415,7 @@ package struct DuckPlan: Sendable, Equatable {
 
     /// A sink-input ended. If it ended while ducked, the server saved a ducked volume for its
     /// key: it is remembered for repair at release (unless a newer stream of the key takes over).
-    public mutating func ended(index: UInt32) -> [DuckAction] {
+    package mutating func ended(index: UInt32) -> [DuckAction] {
         guard let i = entries.firstIndex(where: { $0.index == index }) else { return [] }
         let entry = entries.remove(at: i)
         if entry.current != entry.original {
@@ -427,12 +427,12 @@ package struct DuckPlan: Sendable, Equatable {
 
     /// Whether every write sent has come back in a sink-input info (or was overtaken and
     /// written again): the server's levels are the ones the plan knows.
-    public var isSettled: Bool { entries.allSatisfy { $0.inFlight.isEmpty } }
+    package var isSettled: Bool { entries.allSatisfy { $0.inFlight.isEmpty } }
 
     /// The final step: every stream at its own volume exactly, and every saved volume left
     /// ducked by an ended stream repaired — unless a live stream of the same key is being
     /// restored anyway (the server saves that one).
-    public mutating func release() -> [DuckAction] {
+    package mutating func release() -> [DuckAction] {
         var actions = apply(gain: 0)
         for entry in ended where !entries.contains(where: { $0.key.sharesSavedVolume(with: entry.key) }) {
             actions.append(.repairSaved(key: entry.key, volume: entry.original))

@@ -11,14 +11,14 @@ extension DuckJournal {
     /// deep duck, which divides by the gain), so `JournalStore.write` journals such a channel
     /// as this bound: the prompt itself restores the exact volume; only a recovery (after
     /// `kill -9`) or a handed-over duck brings it back at 153 %.
-    public static let maxVolume: UInt32 = VolumeLimits.uiMax
+    package static let maxVolume: UInt32 = VolumeLimits.uiMax
     /// The most channels of a journaled volume: `PA_CHANNELS_MAX` (32).
-    public static let maxChannels = VolumeLimits.channelsMax
+    package static let maxChannels = VolumeLimits.channelsMax
     /// The deepest finite duck in dB: the CLI's lowest `--duck` and the config's `duck_db`
     /// (-200 dB); `DuckPrompt.play` clamps a deeper one to it. Mute is -infinity.
-    public static let deepestDepth = PlayOptions.duckRange.lowerBound
+    package static let deepestDepth = PlayOptions.duckRange.lowerBound
     /// The longest field of a restore key and the longest server string, in UTF-8 bytes.
-    public static let maxStringBytes = 1024
+    package static let maxStringBytes = 1024
 
     /// Why a journaled volume and key cannot be restored, nil when they can: 1 to 32
     /// channels, each at most `maxVolume`, not every channel 0 (restoring it would mute the
@@ -58,7 +58,7 @@ extension DuckJournal {
     /// keeps every journal it writes within it (`bounded()`).
     /// - Throws: `DuckPromptError(.unsupportedData)` whose message says what is out of bounds
     ///   (the caller names the file).
-    public func validate() throws {
+    package func validate() throws {
         func refuse(_ why: String) -> DuckPromptError {
             DuckPromptError(.unsupportedData, "refused: \(why)")
         }
@@ -100,7 +100,7 @@ extension DuckJournal {
     }
 
     /// The most paused players a journal names.
-    public static let maxPlayers = 64
+    package static let maxPlayers = 64
 
     /// Why a journaled player cannot be resumed, nil when it can: its bus name an MPRIS
     /// player's (a forged journal can do no more than `Play` a player, as any client of the
@@ -126,7 +126,7 @@ extension DuckJournal {
     /// holding NUL, and ended streams without a key; strings over `maxStringBytes` dropped.
     /// None of these comes from a real server but the clamped volume (a stream set above
     /// 153 % with pactl).
-    public func bounded() -> DuckJournal {
+    package func bounded() -> DuckJournal {
         var journal = self
         func clamp(_ dB: Double) -> Double {
             dB == -.infinity ? dB : dB.isNaN ? 0 : min(0, max(Self.deepestDepth, dB))
@@ -157,25 +157,25 @@ extension DuckJournal {
 }
 
 /// Something wrong with a file in the journal directory, found by `JournalStore.orphans`.
-public struct JournalProblem: Sendable, Equatable, CustomStringConvertible {
+package struct JournalProblem: Sendable, Equatable, CustomStringConvertible {
     /// The file concerned.
-    public var path: String
+    package var path: String
     /// What is wrong, for a user.
-    public var reason: String
+    package var reason: String
     /// Whether the file was removed.
-    public var removed: Bool
+    package var removed: Bool
     /// How many files had this problem: more than 1 for a summary, whose `path` is the
     /// directory and whose `reason` names the first and last file.
-    public var count: Int
+    package var count: Int
 
-    public init(path: String, reason: String, removed: Bool, count: Int = 1) {
+    package init(path: String, reason: String, removed: Bool, count: Int = 1) {
         self.path = path
         self.reason = reason
         self.removed = removed
         self.count = count
     }
 
-    public var description: String {
+    package var description: String {
         "\(path): \(reason)\(removed ? "; removed" : count > 1 ? "; all left in place" : "; left in place")"
     }
 }

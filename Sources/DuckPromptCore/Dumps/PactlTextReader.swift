@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// The dump formats `SinkDumpReader` understands.
-public enum SinkDumpFormat: String, Sendable, Equatable, CaseIterable {
+package enum SinkDumpFormat: String, Sendable, Equatable, CaseIterable {
     /// `pactl list sinks` (PulseAudio 1.1 to 17, pipewire-pulse), any language, with or
     /// without the `Sink #N` header lines.
     case pactlText = "pactl"
@@ -121,7 +121,7 @@ package enum SinkDumpReader {
     /// pw-cli by its `id 41, type …/3` or `id: 41` + `type: …` lines, wpctl by its
     /// `id N, type PipeWire:Interface:…` line, pactl text otherwise. Nil for empty text. The format says nothing about whether sinks can be read.
     /// - Parameter text: the whole dump.
-    public static func detectFormat(_ text: String) -> SinkDumpFormat? {
+    package static func detectFormat(_ text: String) -> SinkDumpFormat? {
         let trimmed = text.trimmingSpaces()
         guard !trimmed.isEmpty else { return nil }
         if PwDumpReader.looksLikePwDump(trimmed) { return .pwDump }

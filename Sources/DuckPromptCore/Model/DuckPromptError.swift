@@ -25,7 +25,7 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// Why a prompt ended `.dropped` without playing whole.
-    public enum DropReason: String, Sendable, Equatable, Codable {
+    package enum DropReason: String, Sendable, Equatable, Codable {
         /// A newer prompt of a higher or interrupting priority stopped it (speech-dispatcher's
         /// `message` and `important` interrupt a `text`).
         case interrupted
@@ -40,7 +40,7 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
     /// A limit against too much input, which the error reports (the D-Bus service answers each
     /// with `io.github.duckprompt.DuckPrompt1.Error.LimitsExceeded`; the command exits with
     /// the error's code).
-    public enum Limit: String, Sendable, Equatable {
+    package enum Limit: String, Sendable, Equatable {
         /// The texts of one prompt together are over `SpeechSource.maxTextLength` code points.
         case textLength
         /// Standard input, a FIFO, a device or a passed descriptor holds more than
@@ -67,11 +67,11 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
     /// One line, without the `duckprompt: ` prefix.
     public var message: String
     /// For `.dropped`, why; nil otherwise.
-    public var dropReason: DropReason?
+    package var dropReason: DropReason?
     /// The limit the input went over; nil for any other error.
-    public var limit: Limit?
+    package var limit: Limit?
 
-    public init(_ code: Code, _ message: String, dropReason: DropReason? = nil, limit: Limit? = nil) {
+    package init(_ code: Code, _ message: String, dropReason: DropReason? = nil, limit: Limit? = nil) {
         self.code = code
         self.message = message
         self.dropReason = dropReason

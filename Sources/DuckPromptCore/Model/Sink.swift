@@ -1,20 +1,20 @@
 /// Per-channel volume, as libpulse's `pa_cvolume`: one `pa_volume_t` per channel, in the sink's
 /// or stream's channel order (`pa_channel_map`). `PA_VOLUME_NORM` (65536) is 0 dB.
-public struct ChannelVolumes: Sendable, Equatable, Hashable, Codable, CustomStringConvertible {
+package struct ChannelVolumes: Sendable, Equatable, Hashable, Codable, CustomStringConvertible {
     /// Raw `pa_volume_t` values, one per channel, in channel-map order.
-    public var values: [UInt32]
+    package var values: [UInt32]
 
-    public init(_ values: [UInt32]) { self.values = values }
+    package init(_ values: [UInt32]) { self.values = values }
 
-    public var description: String { values.map(String.init).joined(separator: ",") }
+    package var description: String { values.map(String.init).joined(separator: ",") }
 
     /// Every channel at 0 (`PA_VOLUME_MUTED`): silence, or on pipewire-pulse a stream whose
     /// volume is not known yet (it answers 0 until it has read the node's Props).
-    public var isSilent: Bool { values.allSatisfy { $0 == 0 } }
+    package var isSilent: Bool { values.allSatisfy { $0 == 0 } }
 }
 
 /// Port availability, as `pa_port_available_t` (`PA_PORT_AVAILABLE_*`).
-public enum PortAvailability: String, Sendable, Codable {
+package enum PortAvailability: String, Sendable, Codable {
     case unknown
     case yes
     case no
@@ -22,31 +22,31 @@ public enum PortAvailability: String, Sendable, Codable {
 
 /// Port type, as `pa_device_port_type_t` (libpulse 14+, `pa_sink_port_info.type`).
 /// The raw values are the names pactl prints after `type:`, lower-cased.
-public enum PortType: String, Sendable, Codable, CaseIterable {
+package enum PortType: String, Sendable, Codable, CaseIterable {
     case unknown, aux, speaker, headphones, line, mic, headset, handset, earpiece, spdif, hdmi,
          tv, radio, video, usb, bluetooth, portable, handsfree, car, hifi, phone, network, analog
 
     /// Maps `PA_DEVICE_PORT_TYPE_*` numbers (0 = UNKNOWN … 22 = ANALOG) to a case.
-    public init(paValue: UInt32) {
+    package init(paValue: UInt32) {
         let all = PortType.allCases
         self = paValue < UInt32(all.count) ? all[Int(paValue)] : .unknown
     }
 }
 
 /// One output port of a sink (`pa_sink_port_info`).
-public struct Port: Sendable, Equatable, Codable {
+package struct Port: Sendable, Equatable, Codable {
     /// Port name, e.g. `analog-output-speaker` (`pa_sink_port_info.name`).
-    public var name: String
+    package var name: String
     /// Human description, possibly localised (`pa_sink_port_info.description`).
-    public var description: String
+    package var description: String
     /// Port type (`pa_sink_port_info.type`); `.unknown` when the server or dump does not say.
-    public var type: PortType
+    package var type: PortType
     /// Port priority (`pa_sink_port_info.priority`).
-    public var priority: UInt32
+    package var priority: UInt32
     /// Whether something is plugged in (`pa_sink_port_info.available`).
-    public var availability: PortAvailability
+    package var availability: PortAvailability
 
-    public init(name: String, description: String = "", type: PortType = .unknown,
+    package init(name: String, description: String = "", type: PortType = .unknown,
                 priority: UInt32 = 0, availability: PortAvailability = .unknown) {
         self.name = name
         self.description = description
@@ -57,40 +57,40 @@ public struct Port: Sendable, Equatable, Codable {
 }
 
 /// Sink state, as `pa_sink_state_t`.
-public enum SinkState: String, Sendable, Codable {
+package enum SinkState: String, Sendable, Codable {
     case running, idle, suspended, unknown
 }
 
 /// One sink (output device or virtual sink), as `pa_sink_info` or as read from a dump.
-public struct Sink: Sendable, Equatable, Codable {
+package struct Sink: Sendable, Equatable, Codable {
     /// Server-side index (`pa_sink_info.index`); nil when a dump omitted it.
-    public var index: UInt32?
+    package var index: UInt32?
     /// Sink name (`pa_sink_info.name`).
-    public var name: String
+    package var name: String
     /// Human description (`pa_sink_info.description`).
-    public var description: String
+    package var description: String
     /// Driver (`pa_sink_info.driver`), e.g. `module-null-sink.c` or `PipeWire`.
-    public var driver: String
+    package var driver: String
     /// State (`pa_sink_info.state`).
-    public var state: SinkState
+    package var state: SinkState
     /// Volume per channel (`pa_sink_info.volume`).
-    public var volume: ChannelVolumes
+    package var volume: ChannelVolumes
     /// Channel names in order (`pa_sink_info.channel_map`, `pa_channel_position_to_string`).
-    public var channelMap: [String]
+    package var channelMap: [String]
     /// Mute (`pa_sink_info.mute`).
-    public var mute: Bool
+    package var mute: Bool
     /// Flag names as pactl prints them (`HARDWARE`, `DECIBEL_VOLUME` …; `pa_sink_info.flags`).
-    public var flags: Set<String>
+    package var flags: Set<String>
     /// All ports (`pa_sink_info.ports`).
-    public var ports: [Port]
+    package var ports: [Port]
     /// Name of the active port (`pa_sink_info.active_port`), nil when the sink has no ports.
-    public var activePortName: String?
+    package var activePortName: String?
     /// Properties (`pa_sink_info.proplist`).
-    public var properties: [String: String]
+    package var properties: [String: String]
     /// Owner module index (`pa_sink_info.owner_module`), nil when none.
-    public var ownerModule: UInt32?
+    package var ownerModule: UInt32?
 
-    public init(index: UInt32? = nil, name: String, description: String = "", driver: String = "",
+    package init(index: UInt32? = nil, name: String, description: String = "", driver: String = "",
                 state: SinkState = .unknown, volume: ChannelVolumes = ChannelVolumes([]),
                 channelMap: [String] = [], mute: Bool = false, flags: Set<String> = [],
                 ports: [Port] = [], activePortName: String? = nil,
@@ -111,39 +111,39 @@ public struct Sink: Sendable, Equatable, Codable {
     }
 
     /// The active port, looked up by `activePortName` among `ports`.
-    public var activePort: Port? {
+    package var activePort: Port? {
         guard let activePortName else { return nil }
         return ports.first { $0.name == activePortName } ?? Port(name: activePortName)
     }
 }
 
 /// One playback stream (`pa_sink_input_info`).
-public struct SinkInput: Sendable, Equatable, Codable {
+package struct SinkInput: Sendable, Equatable, Codable {
     /// Server-side index (`pa_sink_input_info.index`).
-    public var index: UInt32
+    package var index: UInt32
     /// Index of the sink it plays on (`pa_sink_input_info.sink`).
-    public var sinkIndex: UInt32
+    package var sinkIndex: UInt32
     /// Stream name (`pa_sink_input_info.name`).
-    public var name: String
+    package var name: String
     /// Volume per channel (`pa_sink_input_info.volume`).
-    public var volume: ChannelVolumes
+    package var volume: ChannelVolumes
     /// Mute (`pa_sink_input_info.mute`).
-    public var mute: Bool
+    package var mute: Bool
     /// Paused (`pa_sink_input_info.corked`).
-    public var corked: Bool
+    package var corked: Bool
     /// Whether the stream has a volume at all (`pa_sink_input_info.has_volume`).
-    public var hasVolume: Bool
+    package var hasVolume: Bool
     /// Whether clients may set its volume (`pa_sink_input_info.volume_writable`).
-    public var volumeWritable: Bool
+    package var volumeWritable: Bool
     /// Properties (`pa_sink_input_info.proplist`): `media.role`, `application.name` …
-    public var properties: [String: String]
+    package var properties: [String: String]
     /// The module that owns the stream (`pa_sink_input_info.owner_module`), nil for a client's
     /// stream. A filter, combine or loopback module's stream carries audio of another sink.
-    public var ownerModule: UInt32?
+    package var ownerModule: UInt32?
     /// Driver (`pa_sink_input_info.driver`), e.g. `protocol-native.c`, `module-combine-sink.c`.
-    public var driver: String
+    package var driver: String
 
-    public init(index: UInt32, sinkIndex: UInt32, name: String = "",
+    package init(index: UInt32, sinkIndex: UInt32, name: String = "",
                 volume: ChannelVolumes = ChannelVolumes([]), mute: Bool = false,
                 corked: Bool = false, hasVolume: Bool = true, volumeWritable: Bool = true,
                 properties: [String: String] = [:], ownerModule: UInt32? = nil, driver: String = "") {
@@ -161,19 +161,19 @@ public struct SinkInput: Sendable, Equatable, Codable {
     }
 
     /// `media.role` property, if set.
-    public var mediaRole: String? { properties["media.role"] }
+    package var mediaRole: String? { properties["media.role"] }
 }
 
 /// Everything routing needs to know about a server at one moment.
-public struct Snapshot: Sendable, Equatable {
+package struct Snapshot: Sendable, Equatable {
     /// All sinks (`pa_context_get_sink_info_list`).
-    public var sinks: [Sink]
+    package var sinks: [Sink]
     /// All sink-inputs (`pa_context_get_sink_input_info_list`).
-    public var sinkInputs: [SinkInput]
+    package var sinkInputs: [SinkInput]
     /// Name of the default sink (`pa_server_info.default_sink_name`), nil when unknown.
-    public var defaultSinkName: String?
+    package var defaultSinkName: String?
 
-    public init(sinks: [Sink], sinkInputs: [SinkInput] = [], defaultSinkName: String? = nil) {
+    package init(sinks: [Sink], sinkInputs: [SinkInput] = [], defaultSinkName: String? = nil) {
         self.sinks = sinks
         self.sinkInputs = sinkInputs
         self.defaultSinkName = defaultSinkName

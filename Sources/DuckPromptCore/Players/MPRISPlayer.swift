@@ -4,57 +4,57 @@
 /// Source: the bus driver (`ListNames`, `GetNameOwner`, `GetConnectionUnixProcessID`) and the
 /// player's object `/org/mpris/MediaPlayer2` (`Properties.GetAll` of
 /// `org.mpris.MediaPlayer2` and `org.mpris.MediaPlayer2.Player`).
-public struct MPRISPlayer: Sendable, Equatable {
+package struct MPRISPlayer: Sendable, Equatable {
     /// `PlaybackStatus`.
-    public enum Status: String, Sendable, Equatable {
+    package enum Status: String, Sendable, Equatable {
         case playing = "Playing", paused = "Paused", stopped = "Stopped"
     }
 
     /// Its well-known name, `org.mpris.MediaPlayer2.<player>[.<instance>]`.
-    public var busName: String
+    package var busName: String
     /// The unique name of the connection that owns it (`:1.42`): tells a player from the same
     /// player started again.
-    public var uniqueName: String
+    package var uniqueName: String
     /// Its process id (`GetConnectionUnixProcessID`), matched against a sink-input's
     /// `application.process.id`.
-    public var pid: Int32
+    package var pid: Int32
     /// `Identity` (e.g. "mpv", "Podcasts"); empty when it gives none.
-    public var identity: String = ""
+    package var identity: String = ""
     /// `DesktopEntry`, the desktop file's name without `.desktop` (e.g. "org.gnome.Podcasts").
-    public var desktopEntry: String = ""
+    package var desktopEntry: String = ""
     /// `PlaybackStatus`; nil when it says something else.
-    public var status: Status?
+    package var status: Status?
     /// `CanPause`, `CanPlay`, `CanSeek` (absent: false; `CanControl` false makes all false).
-    public var canPause = false, canPlay = false, canSeek = false
+    package var canPause = false, canPlay = false, canSeek = false
     /// `Metadata` `mpris:trackid` (an object path) and `xesam:url`: the track, to tell whether
     /// the user moved to another one while the player was paused.
-    public var trackID: String?, url: String?
+    package var trackID: String?, url: String?
     /// `Metadata` `xesam:genre`: a string list per the MPRIS spec; a player that sends one
     /// string (mpv-mpris does) gives a list of one.
-    public var genres: [String] = []
+    package var genres: [String] = []
     /// `Position`, µs from the start of the track; nil when it gives none.
-    public var positionUs: Int64?
+    package var positionUs: Int64?
 
-    public init(busName: String, uniqueName: String, pid: Int32) {
+    package init(busName: String, uniqueName: String, pid: Int32) {
         self.busName = busName
         self.uniqueName = uniqueName
         self.pid = pid
     }
 
     /// The prefix of every MPRIS player's bus name.
-    public static let busNamePrefix = "org.mpris.MediaPlayer2."
+    package static let busNamePrefix = "org.mpris.MediaPlayer2."
     /// The object every MPRIS player exports.
-    public static let objectPath = "/org/mpris/MediaPlayer2"
+    package static let objectPath = "/org/mpris/MediaPlayer2"
     /// The root interface (`Identity`, `DesktopEntry`).
-    public static let rootInterface = "org.mpris.MediaPlayer2"
+    package static let rootInterface = "org.mpris.MediaPlayer2"
     /// The playback interface (`PlaybackStatus`, `Metadata`, `Position`, `Pause`, `Play`, `Seek`).
-    public static let playerInterface = "org.mpris.MediaPlayer2.Player"
+    package static let playerInterface = "org.mpris.MediaPlayer2.Player"
 
     /// Takes what the two `GetAll` replies say.
     /// - Parameters:
     ///   - root: `org.mpris.MediaPlayer2`'s properties (empty when not read).
     ///   - player: `org.mpris.MediaPlayer2.Player`'s properties.
-    public mutating func read(root: [String: BusValue], player: [String: BusValue]) {
+    package mutating func read(root: [String: BusValue], player: [String: BusValue]) {
         if case .string(let s)? = root["Identity"] { identity = s }
         if case .string(let s)? = root["DesktopEntry"] { desktopEntry = s }
         if case .string(let s)? = player["PlaybackStatus"] { status = Status(rawValue: s) }
@@ -79,7 +79,7 @@ public struct MPRISPlayer: Sendable, Equatable {
     }
 
     /// How messages name it: "org.mpris.MediaPlayer2.mpv (mpv, pid 4242)".
-    public var label: String {
+    package var label: String {
         let name = identity.isEmpty ? desktopEntry : identity
         return "\(busName) (\(name.isEmpty ? "" : name + ", ")pid \(pid))"
     }

@@ -1,7 +1,7 @@
 /// What a prompt does to an MPRIS player whose stream plays (`--duck-mode`, `--no-pause`,
 /// the config file's `players` rules): pause it (spoken word: two voices at once are heard as
 /// neither), duck its stream as any other, or leave it alone.
-public enum PlayerAction: String, Sendable, Equatable, CaseIterable {
+package enum PlayerAction: String, Sendable, Equatable, CaseIterable {
     /// `Pause` at the start of the attack, `Play` after the prompt, rewound; its stream is not
     /// also ducked.
     case pause
@@ -14,11 +14,11 @@ public enum PlayerAction: String, Sendable, Equatable, CaseIterable {
 /// One rule of the config file's `players`: a pattern (as `prefer`'s: `*`, `?`, `\`, matched
 /// case-insensitively) against a player's MPRIS `Identity`, its `DesktopEntry`, or the
 /// `application.name` of its stream, and what to do with a player it matches.
-public struct PlayerRule: Sendable, Equatable {
-    public var pattern: String
-    public var action: PlayerAction
+package struct PlayerRule: Sendable, Equatable {
+    package var pattern: String
+    package var action: PlayerAction
 
-    public init(pattern: String, action: PlayerAction) {
+    package init(pattern: String, action: PlayerAction) {
         self.pattern = pattern
         self.action = action
     }
@@ -40,18 +40,18 @@ public enum PauseMode: Sendable, Equatable {
 }
 
 /// The decision for one player, and the reason given in `-v` and the report.
-public struct PlayerDecision: Sendable, Equatable {
-    public var action: PlayerAction
+package struct PlayerDecision: Sendable, Equatable {
+    package var action: PlayerAction
     /// e.g. "genre 'Podcast'", "config rule 'gPodder'", "a podcast player (default list)".
-    public var reason: String
+    package var reason: String
 }
 
 /// Pure: which players a prompt pauses, and whether one it paused is resumed. Table-tested
 /// (`SpokenWordPolicyTests`); `PlayerPauser` carries the decisions out on the bus.
-public enum SpokenWordPolicy {
+package enum SpokenWordPolicy {
     /// Podcast and audiobook players paused by default (Docs/config.md lists them): matched,
     /// ignoring case, against a player's `DesktopEntry` or `Identity`.
-    public static let defaultPlayers: [(name: String, what: String)] = [
+    package static let defaultPlayers: [(name: String, what: String)] = [
         ("gpodder", "gPodder, a podcast player"),
         ("org.gnome.Podcasts", "GNOME Podcasts"),
         ("org.kde.kasts", "Kasts, a podcast player"),
@@ -65,14 +65,14 @@ public enum SpokenWordPolicy {
 
     /// Words in `xesam:genre` that make a track spoken word (matched within the genre,
     /// ignoring case: "Podcasts", "Audiobooks", "Spoken Word & Talk" count).
-    public static let spokenGenres = ["podcast", "audiobook", "audio book", "spoken word", "speech"]
+    package static let spokenGenres = ["podcast", "audiobook", "audio book", "spoken word", "speech"]
 
     /// What to do with `player`, whose streams are named `applicationNames`
     /// (`application.name`). In order: the first config rule that matches; with `.every`,
     /// pause; a player on the default list; a spoken-word genre; else duck. A player that
     /// cannot pause, or is not playing, is ducked whatever the rule (a rule's `ignore` still
     /// holds). With `.noPause` only a rule's `ignore` holds: everything else is ducked.
-    public static func decide(_ player: MPRISPlayer, applicationNames: [String], rules: [PlayerRule],
+    package static func decide(_ player: MPRISPlayer, applicationNames: [String], rules: [PlayerRule],
                               mode: PauseMode) -> PlayerDecision {
         guard mode != .off else { return PlayerDecision(action: .duck, reason: "pausing is off") }
         var wanted: PlayerDecision? = nil
@@ -105,7 +105,7 @@ public enum SpokenWordPolicy {
     }
 
     /// Whether a genre names spoken word (`spokenGenres`).
-    public static func isSpokenGenre(_ genre: String) -> Bool {
+    package static func isSpokenGenre(_ genre: String) -> Bool {
         let lower = genre.lowercased()
         return spokenGenres.contains { lower.contains($0) }
     }
@@ -116,7 +116,7 @@ public enum SpokenWordPolicy {
     }
 
     /// What to do with a player this prompt (or a dead one) paused, now.
-    public enum Resume: Sendable, Equatable {
+    package enum Resume: Sendable, Equatable {
         /// `Seek(offsetUs)` (negative: back; 0: no seek), then `Play`.
         case resume(seekUs: Int64)
         /// Leave it as it is, for this reason ("the user played it").
@@ -125,7 +125,7 @@ public enum SpokenWordPolicy {
 
     /// How far a paused player's `Position` may move before it counts as moved by the user
     /// (a player reports a few ms more after `Pause` returns).
-    public static let positionToleranceUs: Int64 = 500_000
+    package static let positionToleranceUs: Int64 = 500_000
 
     /// Whether to resume `paused`, given what its bus name shows now (nil: no such name).
     /// Only a player still paused as it was left is resumed: the same connection, `Paused`,
@@ -133,7 +133,7 @@ public enum SpokenWordPolicy {
     /// prompt's journal) passes `ageSeconds`, and a pause older than `staleAfterSeconds` is
     /// left alone, so a player is not restarted long after the prompt.
     /// The rewind is `paused.rewindMs`, no further back than the track's start.
-    public static func resume(_ paused: PausedPlayer, now: MPRISPlayer?, ageSeconds: Double? = nil,
+    package static func resume(_ paused: PausedPlayer, now: MPRISPlayer?, ageSeconds: Double? = nil,
                               staleAfterSeconds: Double = PausedPlayer.staleAfterSeconds) -> Resume {
         guard let now else { return .leave("it is gone") }
         guard now.uniqueName == paused.uniqueName else { return .leave("it was started again") }
@@ -163,27 +163,27 @@ public enum SpokenWordPolicy {
 
 /// A player a prompt paused: journaled before its `Pause` (the journal's `players`), so that
 /// the prompt, the next one (a handover), or a recovery after `kill -9` resumes it.
-public struct PausedPlayer: Sendable, Equatable, Codable {
-    public var busName: String
-    public var uniqueName: String
-    public var pid: Int32
+package struct PausedPlayer: Sendable, Equatable, Codable {
+    package var busName: String
+    package var uniqueName: String
+    package var pid: Int32
     /// `MPRISPlayer.label`, for messages.
-    public var label: String
+    package var label: String
     /// What was playing (`mpris:trackid`, `xesam:url`): a resume needs the same.
-    public var trackID: String?
-    public var url: String?
+    package var trackID: String?
+    package var url: String?
     /// `Position` when it was paused, µs; nil when it gives none.
-    public var positionUs: Int64?
+    package var positionUs: Int64?
     /// When it was paused: seconds since 1970 (`CLOCK_REALTIME`), for the staleness window.
-    public var pausedAt: Double
+    package var pausedAt: Double
     /// How far back it is resumed, ms (`--rewind-ms`).
-    public var rewindMs: Int
+    package var rewindMs: Int
     /// Its sink-inputs when it was paused, kept off the duck.
-    public var streams: [UInt32]
+    package var streams: [UInt32]
     /// Why it was paused.
-    public var reason: String
+    package var reason: String
 
-    public init(_ player: MPRISPlayer, pausedAt: Double, rewindMs: Int, streams: [UInt32], reason: String) {
+    package init(_ player: MPRISPlayer, pausedAt: Double, rewindMs: Int, streams: [UInt32], reason: String) {
         busName = player.busName
         uniqueName = player.uniqueName
         pid = player.pid
@@ -199,5 +199,5 @@ public struct PausedPlayer: Sendable, Equatable, Codable {
 
     /// A recovery (`duckprompt restore`, the next prompt) resumes a dead prompt's players
     /// paused at most this long ago (120 s); older ones are left paused.
-    public static let staleAfterSeconds: Double = 120
+    package static let staleAfterSeconds: Double = 120
 }

@@ -39,12 +39,12 @@ public enum PromptPriority: String, Sendable, Equatable, Hashable, CaseIterable,
 /// A prompt in the queue, as `QueuePolicy` sees it.
 package struct QueuedPrompt: Sendable, Equatable {
     /// Arrival number: unique, increasing.
-    public var seq: UInt64
-    public var priority: PromptPriority
+    package var seq: UInt64
+    package var priority: PromptPriority
     /// Whether it holds the duck (plays) rather than waits.
-    public var playing: Bool
+    package var playing: Bool
 
-    public init(seq: UInt64, priority: PromptPriority, playing: Bool = false) {
+    package init(seq: UInt64, priority: PromptPriority, playing: Bool = false) {
         self.seq = seq
         self.priority = priority
         self.playing = playing
@@ -56,7 +56,7 @@ package struct QueuedPrompt: Sendable, Equatable {
 /// `$XDG_RUNTIME_DIR/duckprompt/queue`.
 package enum QueuePolicy {
     /// What happens when a prompt arrives.
-    public enum Arrival: Sendable, Equatable {
+    package enum Arrival: Sendable, Equatable {
         /// It is not queued: exit 75 with this reason.
         case drop(reason: String)
         /// It is queued; the prompts listed are told to stop.
@@ -71,7 +71,7 @@ package enum QueuePolicy {
     /// - `text` / `progress`: every waiting prompt of the same priority is replaced (dropped).
     /// - `message` / `important`: a playing prompt they interrupt (`isInterrupted(by:)`) is
     ///   told to stop.
-    public static func arrive(_ priority: PromptPriority, into queue: [QueuedPrompt],
+    package static func arrive(_ priority: PromptPriority, into queue: [QueuedPrompt],
                               onBusyDrop: Bool = false) -> Arrival {
         if !queue.isEmpty {
             if priority == .notification {
@@ -91,7 +91,7 @@ package enum QueuePolicy {
 
     /// The waiting prompt that plays next once nothing plays: lowest `rank`, then earliest
     /// `seq`. Nil when one plays or none waits.
-    public static func next(in queue: [QueuedPrompt]) -> UInt64? {
+    package static func next(in queue: [QueuedPrompt]) -> UInt64? {
         guard !queue.contains(where: \.playing) else { return nil }
         return queue.min { ($0.priority.rank, $0.seq) < ($1.priority.rank, $1.seq) }?.seq
     }
