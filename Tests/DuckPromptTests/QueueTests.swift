@@ -81,6 +81,31 @@ struct QueuePolicyTests {
 struct PromptQueueTests {
     typealias Dir = TempRuntime
 
+    @Test("a ticket leaving and a stop request ring every waiter; a dead waiter's bell is removed")
+    func waitersRung() throws {
+        let dir = try Dir()
+        let directory = try RuntimeDirectory(runtimeDir: dir.path)
+        let queue = PromptQueue(directory: directory)
+        let bell = WaiterBell(in: directory)
+        #expect(dir.files().contains { $0.hasPrefix("wait-\(getpid())-") && $0.hasSuffix(".bell") }, "\(dir.files())")
+        let text = try queue.enter(priority: .text)
+        let lock = try text.waitTurn(deadline: .now + .seconds(10))
+        #expect(bell.wait(until: .now) == false, "entering or taking the turn rang")
+        let message = try queue.enter(priority: .message)   // interrupts the text: a stop request
+        #expect(text.stopRequest?.drop == .interrupted)
+        #expect(bell.wait(until: .now + .seconds(10)), "the stop request did not ring")
+        text.leave()
+        #expect(bell.wait(until: .now + .seconds(10)), "leaving did not ring")
+        lock.release()
+        #expect(bell.wait(until: .now + .seconds(10)), "releasing the duck lock did not ring")
+        message.leave()
+        // The bell of a process that is gone (a pid no process has) goes at the next ring.
+        let stale = "wait-\(Int32.max - 7)-1.bell"
+        #expect(FileManager.default.createFile(atPath: dir.journalDir + "/" + stale, contents: nil))
+        WaiterBell.ringAll(in: directory)
+        #expect(!dir.files().contains(stale), "\(dir.files())")
+    }
+
     @Test("first ticket plays at once; the next waits; a dead ticket's file is removed")
     func turns() throws {
         let dir = try Dir()

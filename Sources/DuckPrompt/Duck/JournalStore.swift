@@ -126,6 +126,8 @@ package final class JournalStore: Sendable {
     /// Removes `handover.json` (adopted, or taken back by its owner).
     package func removeHandover() {
         runtimeDirectory.unlink(Self.handoverName)
+        // Its owner waits for this (`handOver`).
+        WaiterBell.ringAll(in: runtimeDirectory)
     }
 
     /// Takes a handed-over duck back as this store's journal (no one adopted it): renames

@@ -19,10 +19,14 @@ package final class RuntimeLock: @unchecked Sendable {
     private let mutex = Lock()
     /// The open lock file; -1 once released.
     private var fd: Int32
+    /// Whether `fd` holds the lock (a look that found it taken holds nothing to undo).
+    private var held = false
+    private let directory: RuntimeDirectory
 
-    private init(fd: Int32, path: String) {
+    private init(fd: Int32, path: String, directory: RuntimeDirectory) {
         self.fd = fd
         self.path = path
+        self.directory = directory
     }
 
     deinit { release() }
@@ -47,16 +51,15 @@ package final class RuntimeLock: @unchecked Sendable {
     package static func acquire(in directory: RuntimeDirectory, timeout: Duration?,
                                cancelled: () -> Bool = { false }) throws -> RuntimeLock {
         let lock = try open(in: directory)
-        let clock = ContinuousClock()
-        let start = clock.now
+        let start = ContinuousClock.now
+        // Made before the first look: a release after it rings it.
+        let bell = WaiterBell(in: directory)
         while true {
             if cancelled() { throw CancellationError() }
             if try lock.tryLock() { return lock }
-            let waited = start.duration(to: clock.now)
+            let waited = start.duration(to: .now)
             if let timeout, waited >= timeout { throw lock.busy(waited: waited) }
-            var pause = Duration.milliseconds(10)
-            if let timeout { pause = min(pause, timeout - waited) }
-            sleepThread(for: pause)
+            bell.wait(until: timeout.map { start + $0 })
         }
     }
 
@@ -76,16 +79,23 @@ package final class RuntimeLock: @unchecked Sendable {
         return fd >= 0
     }
 
-    /// Releases the lock (empties the file, unlocks, closes it). Idempotent.
-    /// `flock(2)` `LOCK_UN`, `close(2)`.
+    /// Releases the lock (empties the file, unlocks, closes it) and rings the queue's waiters
+    /// (`WaiterBell.ringAll`). Idempotent; an object that never held the lock only closes its
+    /// file. `flock(2)` `LOCK_UN`, `close(2)`.
     package func release() {
-        mutex.lock()
-        defer { mutex.unlock() }
-        guard fd >= 0 else { return }
-        _ = ftruncate(fd, 0)
-        _ = flock(fd, LOCK_UN)
-        close(fd)
-        fd = -1
+        let wasHeld = mutex.withLock { () -> Bool in
+            guard fd >= 0 else { return false }
+            let wasHeld = held
+            if held {
+                _ = ftruncate(fd, 0)
+                _ = flock(fd, LOCK_UN)
+            }
+            close(fd)
+            fd = -1
+            held = false
+            return wasHeld
+        }
+        if wasHeld { WaiterBell.ringAll(in: directory) }
     }
 
     // MARK: - Internals
@@ -105,7 +115,7 @@ package final class RuntimeLock: @unchecked Sendable {
             close(fd)
             throw DuckPromptError(.internal, "refusing the lock file \(path): it is not a regular file")
         }
-        return RuntimeLock(fd: fd, path: path)
+        return RuntimeLock(fd: fd, path: path, directory: directory)
     }
 
     /// One `flock(LOCK_EX|LOCK_NB)`; on success, writes our pid into the file.
@@ -118,6 +128,7 @@ package final class RuntimeLock: @unchecked Sendable {
         case .failure(.wouldBlock): return false
         case .failure(let err): throw err.failure("cannot lock \(path)")
         }
+        held = true
         let text = Array("\(getpid())\n".utf8)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         _ = ftruncate(fd, off_t(text.count))  // after the write: see `Ticket.write(playing:)`

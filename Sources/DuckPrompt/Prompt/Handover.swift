@@ -25,12 +25,14 @@ enum Handover {
 func handOver(_ session: DuckSession, store: JournalStore, ticket: Ticket,
                       lock: RuntimeLock) -> Handover {
     guard (try? session.handOver()) == true else { return .kept }
+    // Made before the ticket leaves: the adoption (`removeHandover`) rings it.
+    let bell = WaiterBell(in: store.runtimeDirectory)
     ticket.leave()
     lock.release()
     let queue = PromptQueue(directory: store.runtimeDirectory)
     let giveUp = ContinuousClock.now + .seconds(10)
     while store.hasHandover && ContinuousClock.now < giveUp {
-        sleepThread(for: PromptQueue.pollInterval)
+        bell.wait(until: giveUp)
         // No one left to adopt it (the interrupting prompt died or was dropped)?
         let nobody = (try? queue.withQueueLock { _ in try queue.liveTickets().isEmpty }) ?? false
         if nobody, let again = try? RuntimeLock.tryAcquire(in: store.runtimeDirectory) {

@@ -11,17 +11,21 @@ import Glibc
 /// - `ticket-<seq>.json`: one per waiting or playing prompt (`{"seq", "pid", "priority",
 ///   "playing", "name"}`). Its owner holds a shared `flock` on it for as long as it is in the
 ///   queue: a ticket whose lock can be taken belongs to a dead prompt and is removed.
-/// - `ticket-<seq>.stop`: written by a newer prompt that interrupts or replaces it; one line,
-///   the reason. A waiting owner looks for it every `pollInterval`; a playing one when its
-///   bell rings.
-/// - `ticket-<seq>.bell`: the owner's `Doorbell` (a FIFO), rung after the stop file is written.
+/// - `ticket-<seq>.stop`: written by a newer prompt that interrupts or replaces it; a
+///   `StopRequest` in JSON. A waiting owner looks for it when its `WaiterBell` rings; a
+///   playing one when its ticket's bell rings.
+/// - `ticket-<seq>.bell`: a playing owner's `Doorbell` (a FIFO), rung after the stop file is
+///   written.
+/// - `wait-<pid>-<n>.bell`: a waiting process's `WaiterBell`, rung by every change that may
+///   give the turn to another: a ticket leaving, a stop request, the duck lock released.
 ///
 /// Threading: a `PromptQueue` is immutable; a `Ticket` is used by one thread at a time, except
-/// `stopReason`, which any thread may call.
+/// `stopRequest`, which any thread may call.
 package final class PromptQueue: Sendable {
     let directory: RuntimeDirectory
 
-    /// How often a waiting prompt looks at the queue, and a playing one for a stop request.
+    /// How often a waiting prompt looks at the queue, and a playing one for a stop request,
+    /// where the file system refuses the FIFOs of their bells.
     package static let pollInterval: Duration = .milliseconds(5)
 
     /// - Parameter directory: the runtime directory (it holds the journals and the lock too).
@@ -151,6 +155,7 @@ package final class PromptQueue: Sendable {
             return
         }
         Doorbell.ring(in: directory, name: Self.bellName(seq))
+        WaiterBell.ringAll(in: directory)
     }
 }
 
@@ -159,7 +164,7 @@ package final class Ticket: @unchecked Sendable {
     /// Arrival number.
     package let seq: UInt64
     package let priority: PromptPriority
-    private let queue: PromptQueue
+    let queue: PromptQueue
     private let name: String
     private let lock = Lock()
     /// The open ticket file, with `LOCK_SH` held; -1 once left.
@@ -219,7 +224,8 @@ package final class Ticket: @unchecked Sendable {
     }
 
     /// Waits until this prompt is the next to play (`QueuePolicy.next`) and the `RuntimeLock`
-    /// is free, then marks the ticket playing. Polls every `PromptQueue.pollInterval`.
+    /// is free, then marks the ticket playing. Looks again when its `WaiterBell` rings (at
+    /// most `WaiterBell.fallback` apart).
     ///
     /// - Parameters:
     ///   - deadline: when the prompt has not started by then it is dropped (`--expire-ms`);
@@ -232,6 +238,8 @@ package final class Ticket: @unchecked Sendable {
     ///   The ticket has left the queue when it throws.
     package func waitTurn(deadline: ContinuousClock.Instant?, expireMs: Int? = nil,
                          cancelled: () -> Bool = { false }) throws -> RuntimeLock {
+        // Made before the first look: a change after it rings it.
+        let bell = WaiterBell(in: queue.directory)
         while true {
             try checkStillWaiting(deadline: deadline, expireMs: expireMs, cancelled: cancelled)
             do {
@@ -240,9 +248,7 @@ package final class Ticket: @unchecked Sendable {
                 leave()
                 throw error
             }
-            var pause = PromptQueue.pollInterval
-            if let deadline { pause = min(pause, max(.zero, deadline - ContinuousClock.now)) }
-            sleepThread(for: pause)
+            bell.wait(until: deadline)
         }
     }
 
@@ -299,5 +305,6 @@ package final class Ticket: @unchecked Sendable {
         directory.unlink(PromptQueue.bellName(seq))
         close(fd)
         fd = -1
+        WaiterBell.ringAll(in: directory)
     }
 }

@@ -1,11 +1,13 @@
 /// Waits for the turns of a held `Prompter`'s queued prompts, all on one thread: a waiting
 /// prompt costs no thread of its own, and the queue is read once per look however many wait
-/// (each waiting thread read it every `PromptQueue.pollInterval` before: 64 waiting prompts made
-/// 12 800 reads of the queue directory a second, a core's whole time). Every
-/// `PromptQueue.pollInterval` (less often when many wait) it looks at each waiting ticket (cancelled, stopped by a newer prompt, past its deadline:
-/// `Ticket.checkStillWaiting`) and gives the turn to the one that is next
-/// (`Ticket.takeTurn(among:)`); each is handed its outcome once, on the waiter's thread, which
-/// then forgets it. The thread runs while a prompt waits and ends when none does.
+/// (each waiting thread read it every 5 ms once: 64 waiting prompts made 12 800 reads of the
+/// queue directory a second, a core's whole time). It looks when its `WaiterBell` rings (a
+/// ticket left, a stop request, the duck lock released; a prompt added or cancelled here), at
+/// the nearest deadline, or after `WaiterBell.fallback`: at each waiting ticket (cancelled,
+/// stopped by a newer prompt, past its deadline: `Ticket.checkStillWaiting`), and gives the
+/// turn to the one that is next (`Ticket.takeTurn(among:)`); each is handed its outcome once,
+/// on the waiter's thread, which then forgets it. The thread and its bell live while a prompt
+/// waits and end when none does.
 ///
 /// Thread-safe.
 final class TurnWaiter: @unchecked Sendable {
@@ -20,30 +22,38 @@ final class TurnWaiter: @unchecked Sendable {
         let done: @Sendable (Result<RuntimeLock, any Error>) -> Void
     }
 
-    private let condition = Condition()
-    /// Condition's lock held.
+    private let lock = Lock()
+    /// Lock held.
     private var waiting: [Waiting] = []
-    private var running = false
+    /// The running thread's bell; nil when no thread runs. Lock held.
+    private var bell: WaiterBell?
 
     /// Waits for `prompt`'s turn along with the others; `prompt.done` is called from the
     /// waiter's thread. Does not wait.
     func wait(_ prompt: Waiting) {
-        let start = condition.withLock { () -> Bool in
+        let (running, start) = lock.withLock { () -> (WaiterBell, Bool) in
             waiting.append(prompt)
-            defer { running = true }
-            return !running
+            if let bell { return (bell, false) }
+            // Made before the thread's first look: a change after it rings it.
+            let made = WaiterBell(in: prompt.ticket.queue.directory)
+            bell = made
+            return (made, true)
         }
-        if start { startThread { [self] in run() } }
+        if start {
+            startThread { [self] in run(running) }
+        } else {
+            running.wake()
+        }
     }
 
-    /// Looks again now rather than at the next poll (a prompt was cancelled). Any thread.
-    func poke() { condition.broadcast() }
+    /// Looks again now (a prompt was cancelled). Any thread.
+    func poke() { lock.withLock { bell }?.wake() }
 
-    private func run() {
+    private func run(_ bell: WaiterBell) {
         while true {
-            let now = condition.withLock { () -> [Waiting]? in
+            let now = lock.withLock { () -> [Waiting]? in
                 if waiting.isEmpty {
-                    running = false
+                    self.bell = nil
                     return nil
                 }
                 return waiting
@@ -71,7 +81,7 @@ final class TurnWaiter: @unchecked Sendable {
                     ended.append((prompt.ticket, .failure(error)))
                 }
             }
-            let done = condition.withLock { () -> [(Waiting, Result<RuntimeLock, any Error>)] in
+            let done = lock.withLock { () -> [(Waiting, Result<RuntimeLock, any Error>)] in
                 var told: [(Waiting, Result<RuntimeLock, any Error>)] = []
                 for (ticket, result) in ended {
                     guard let i = waiting.firstIndex(where: { $0.ticket === ticket }) else { continue }
@@ -81,13 +91,7 @@ final class TurnWaiter: @unchecked Sendable {
             }
             for (prompt, result) in done { prompt.done(result) }
             if !done.isEmpty { continue }
-            // The next look: every `PromptQueue.pollInterval` for up to 8 waiting prompts, less
-            // often for more (each look reads every waiting ticket's stop file and the whole
-            // queue: with 64 waiting, every 40 ms), sooner when the nearest deadline is.
-            var pause = PromptQueue.pollInterval * max(1, still.count / 8)
-            if let nearest = now.compactMap(\.deadline).min() { pause = min(pause, max(.zero, nearest - .now)) }
-            let ms = Int(pause.components.attoseconds / 1_000_000_000_000_000) + Int(pause.components.seconds) * 1000
-            condition.withLock { _ = condition.waitLocked(milliseconds: max(1, ms)) }
+            bell.wait(until: now.compactMap(\.deadline).min())
         }
     }
 }
