@@ -68,9 +68,10 @@ public struct DuckPromptConfig: Sendable, Equatable {
         .car, .bluetoothA2DP, .headphones, .usb, .lineOut, .bluetoothHFP, .hdmi,
     ]
 
-    /// The keys a config file may hold, in documentation order.
-    public static let validKeys = ["prefer", "ranking", "never", "pre_roll_ms", "duck_db", "attack_ms", "release_ms",
-                                   "players", "rewind_ms"]
+    /// The keys a config file may hold, in documentation order: the routing settings, then
+    /// every prompt option's (`PromptOption.configKey`, `pre_roll_ms` among them), then
+    /// `players`.
+    public static let validKeys = ["prefer", "ranking", "never"] + PromptOption.all.map(\.configKey) + ["players"]
 
     /// Sink patterns tried in order (`prefer`, or `DUCKPROMPT_DEVICE`).
     public var prefer: [String]
@@ -82,17 +83,32 @@ public struct DuckPromptConfig: Sendable, Equatable {
     public var never: [Exclusion]
     /// Pre-roll per kind, in ms (0…5000); kinds not listed have none configured.
     public var preRollMs: [DeviceKind: Int]
-    /// Duck depth in dB (-200…0); nil when the file does not set it.
-    public var duck: Decibels?
-    /// Attack ramp in ms (0…60000); nil when not set.
-    public var attackMs: Int?
-    /// Release ramp in ms (0…60000); nil when not set.
-    public var releaseMs: Int?
     /// What to do with MPRIS players (`players`), first match wins; tried before the default
     /// list of spoken-word players and the genre (`SpokenWordPolicy`).
     public var players: [PlayerRule] = []
-    /// How far back a paused player resumes, ms (0…60000, `rewind_ms`); nil when not set.
-    public var rewindMs: Int?
+    /// The prompt options the file sets, by long option name (`attack-ms`), each of its
+    /// `PromptOption.kind` and within its range: `PlayOptions(config:)` applies them.
+    public internal(set) var options: [String: PromptOptionValue] = [:]
+    /// Duck depth in dB (`duck_db`, -200…0); nil when the file does not set it.
+    public var duck: Decibels? {
+        get { if case .gain(let gain) = options[PromptOption.duck.name] { gain } else { nil } }
+        set { options[PromptOption.duck.name] = newValue.map(PromptOptionValue.gain) }
+    }
+    /// Attack ramp in ms (`attack_ms`, 0…60000); nil when not set.
+    public var attackMs: Int? {
+        get { whole(PromptOption.attackMs) }
+        set { options[PromptOption.attackMs.name] = newValue.map(PromptOptionValue.whole) }
+    }
+    /// Release ramp in ms (`release_ms`, 0…60000); nil when not set.
+    public var releaseMs: Int? {
+        get { whole(PromptOption.releaseMs) }
+        set { options[PromptOption.releaseMs.name] = newValue.map(PromptOptionValue.whole) }
+    }
+    /// How far back a paused player resumes, ms (`rewind_ms`, 0…60000); nil when not set.
+    public var rewindMs: Int? {
+        get { whole(PromptOption.rewindMs) }
+        set { options[PromptOption.rewindMs.name] = newValue.map(PromptOptionValue.whole) }
+    }
     /// The file the settings were read from; nil for the defaults (no file).
     public var path: String?
 
@@ -111,6 +127,10 @@ public struct DuckPromptConfig: Sendable, Equatable {
         self.attackMs = attackMs
         self.releaseMs = releaseMs
         self.path = path
+    }
+
+    private func whole(_ option: PromptOption) -> Int? {
+        if case .whole(let value) = options[option.name] { value } else { nil }
     }
 
     /// Whether `ranking` differs from `defaultRanking`.
@@ -244,35 +264,33 @@ public struct DuckPromptConfig: Sendable, Equatable {
                     return .pattern(trimmed)
                 }
         }
-        if let value = object["pre_roll_ms"] {
+        if let value = object["pre_roll_ms"], value.number == nil {
+            // Per kind, or one number for every kind (the option `pre-roll-ms`, below).
             guard let table = value.object else {
-                throw fail("'pre_roll_ms' must be an object of device kind to milliseconds ({\"bluetooth-a2dp\": 300}), not \(Self.typeName(value))")
+                throw fail("'pre_roll_ms' must be an object of device kind to milliseconds ({\"bluetooth-a2dp\": 300}) "
+                           + "or a whole number of ms, not \(Self.typeName(value))")
             }
             var preRoll: [DeviceKind: Int] = [:]
             for name in table.keys.sorted() {
                 let kind = try Self.kind(name, key: "pre_roll_ms", fail: fail)
-                preRoll[kind] = try integer(table[name]!, key: "pre_roll_ms.\(name)", range: 0...5000, unit: "ms", fail: fail)
+                let key = "pre_roll_ms.\(name)"
+                let ms = try integer(table[name]!, key: key, unit: "ms", range: PlayOptions.preRollRangeMs, fail: fail)
+                try checked({ fail("'\(key)': \($0)") }) { try PromptOption.preRollMs.check(ms) }
+                preRoll[kind] = ms
             }
             config.preRollMs = preRoll
         }
-        if let value = object["duck_db"] {
-            guard let number = value.number else {
-                throw fail("'duck_db' must be a number of dB between -200 and 0 (e.g. -20), not \(Self.typeName(value))")
-            }
-            guard number.isFinite, PlayOptions.duckRange.contains(number) else {
-                throw fail("'duck_db' must be between -200 and 0 dB, not \(Self.format(number))")
-            }
-            config.duck = Decibels(number)
+        // Each prompt option through the table, then its range through PlayOptions.validate():
+        // the command's and the service's messages for the same value.
+        var probe = PlayOptions()
+        for option in PromptOption.all {
+            guard let json = object[option.configKey] else { continue }
+            if option == .preRollMs, json.number == nil { continue }
+            let value = try Self.value(json, of: option, fail: fail)
+            try checked(fail) { try option.apply(value, to: &probe) }
+            config.options[option.name] = value
         }
-        if let value = object["attack_ms"] {
-            config.attackMs = try integer(value, key: "attack_ms", range: 0...60000, unit: "ms", fail: fail)
-        }
-        if let value = object["release_ms"] {
-            config.releaseMs = try integer(value, key: "release_ms", range: 0...60000, unit: "ms", fail: fail)
-        }
-        if let value = object["rewind_ms"] {
-            config.rewindMs = try integer(value, key: "rewind_ms", range: PlayOptions.rewindRangeMs, unit: "ms", fail: fail)
-        }
+        try checked(fail) { try probe.validate() }
         if let value = object["players"] {
             config.players = try playerRules(value, fail: fail)
         }
@@ -327,16 +345,63 @@ public struct DuckPromptConfig: Sendable, Equatable {
         }
     }
 
-    private static func integer(_ value: JSONValue, key: String, range: ClosedRange<Int>, unit: String,
+    /// A prompt option's JSON value as its `PromptOption.kind` takes it.
+    /// - Throws: the config error naming the key, for a value of another type.
+    private static func value(_ json: JSONValue, of option: PromptOption,
+                              fail: (String) -> DuckPromptError) throws -> PromptOptionValue {
+        let key = option.configKey
+        switch option.kind {
+        case .milliseconds(let range):
+            return .whole(try integer(json, key: key, unit: "ms", range: range, fail: fail))
+        case .wordsPerMinute(let range):
+            return .whole(try integer(json, key: key, unit: "words per minute", range: range, fail: fail))
+        case .gain(let range):
+            guard let number = json.number else {
+                throw fail("'\(key)' must be a number of dB between \(format(range.lowerBound)) and "
+                           + "\(format(range.upperBound)), not \(typeName(json))")
+            }
+            return .gain(Decibels(number))
+        case .choice(let words):
+            guard let word = json.string else {
+                throw fail("'\(key)' must be one of \(words.joined(separator: ", ")), not \(typeName(json))")
+            }
+            return .word(word)
+        case .text:
+            guard let word = json.string else { throw fail("'\(key)' must be a string, not \(typeName(json))") }
+            return .word(word)
+        case .texts:
+            return .words(try strings(json, key: key, what: "strings", fail: fail))
+        case .properties:
+            guard let object = json.object else {
+                throw fail("'\(key)' must be an object of names to strings ({\"media.role\": \"event\"}), not \(typeName(json))")
+            }
+            return .properties(try object.mapValues { value in
+                guard let string = value.string else { throw fail("'\(key)' values must be strings, not \(typeName(value))") }
+                return string
+            })
+        case .flag:
+            guard case .bool(let flag) = json else { throw fail("'\(key)' must be true or false, not \(typeName(json))") }
+            return .flag(flag)
+        }
+    }
+
+    /// A usage error of the table (`PromptOption`, `PlayOptions.validate()`) as a config error:
+    /// "PATH: " and the message the command and the service give for the same value.
+    private static func checked(_ fail: (String) -> DuckPromptError, _ body: () throws -> Void) rethrows {
+        do { try body() } catch let error as DuckPromptError where error.code == .usage {
+            throw fail(error.message)
+        }
+    }
+
+    /// A whole number; `range` only says what to give in the message (the range check is
+    /// `PlayOptions.validate()`'s).
+    private static func integer(_ value: JSONValue, key: String, unit: String, range: ClosedRange<Int>,
                                 fail: (String) -> DuckPromptError) throws -> Int {
         guard let number = value.number else {
             throw fail("'\(key)' must be a whole number of \(unit) (\(range.lowerBound)…\(range.upperBound)), not \(typeName(value))")
         }
         guard number.isFinite, number == number.rounded(), let whole = Int(exactly: number) else {
             throw fail("'\(key)' must be a whole number of \(unit), not \(format(number))")
-        }
-        guard range.contains(whole) else {
-            throw fail("'\(key)' must be between \(range.lowerBound) and \(range.upperBound) \(unit), not \(whole)")
         }
         return whole
     }
