@@ -71,7 +71,7 @@ public enum DuckPrompt {
             control.attach(connection)
             let notes = recoverInPassing(server: server)
             let (snapshot, info) = try connection.snapshot()
-            var listing = DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(), config: config,
+            var listing = DeviceListing(snapshot: snapshot, request: request ?? config.device ?? defaultRequest(), config: config,
                                         serverName: info.serverName, serverVersion: info.serverVersion)
             listing.recoveryNotes = notes
             return listing

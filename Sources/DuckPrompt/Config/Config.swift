@@ -36,6 +36,9 @@ import Glibc
 /// - `duck_db`: how far other streams are lowered, in dB, -200…0 (`--duck` overrides).
 /// - `attack_ms`, `release_ms`: duck ramp durations in ms, 0…60000 (`--attack-ms`,
 ///   `--release-ms` override).
+/// - every other option a prompt takes (`PromptOption.configKey`: `duck_mode`, `volume_db`,
+///   `priority`, …; `pre_roll_ms` also as one number for every kind), with the range and the
+///   message of the command's and the D-Bus service's (`PlayOptions.validate()`).
 ///
 /// Validation is strict: an unknown key, a value of the wrong type or out of range, or a name
 /// that is not a device kind is a `DuckPromptError(.config)` (exit 78) naming the file and the
@@ -127,6 +130,12 @@ public struct DuckPromptConfig: Sendable, Equatable {
         self.attackMs = attackMs
         self.releaseMs = releaseMs
         self.path = path
+    }
+
+    /// The sink the file names (`device`), which a listing routes to as `duckprompt route
+    /// -d` would; nil when not set.
+    public var device: DeviceRequest? {
+        if case .word(let sink) = options[PromptOption.device.name] { DeviceRequest(parsing: sink) } else { nil }
     }
 
     private func whole(_ option: PromptOption) -> Int? {

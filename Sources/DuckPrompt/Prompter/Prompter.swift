@@ -277,7 +277,7 @@ public final class Prompter: Sendable {
         let connection = try reconnect()
         try connection.waitUntilReady()
         let (snapshot, info) = try connection.currentSnapshot()
-        return DeviceListing(snapshot: snapshot, request: request ?? DuckPrompt.defaultRequest(), config: config,
+        return DeviceListing(snapshot: snapshot, request: request ?? config.device ?? DuckPrompt.defaultRequest(), config: config,
                              serverName: info.serverName, serverVersion: info.serverVersion)
     }
 
