@@ -20,7 +20,9 @@ enum Help {
     static let numbers = """
 
     Numbers are plain decimal: 200, -6.5, +3 (no spaces, exponents or hex); a value outside
-    its range is a usage error (exit 64).
+    its range is a usage error (exit 64). Every option but --say, -v and the connection's
+    takes its default from the config file (duckprompt-config(5): --attack-ms is attack_ms)
+    and is a key of the D-Bus service's options, with the same range.
     """
 
     static let main = """

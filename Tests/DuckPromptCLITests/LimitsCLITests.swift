@@ -84,6 +84,21 @@ struct LimitsCLITests {
         #expect(run.stderr == "duckprompt: volume +300dB is out of range (-200dB to +20dB)\n")
     }
 
+    @Test("audio longer than 300 s is refused as by the service: 64 before a server is contacted")
+    func tooLongAudio() throws {
+        let dir = try Scratch()
+        let path = dir.path("301s.wav")
+        let sox = Process()
+        sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sox.arguments = ["sox", "-n", "-r", "8000", "-c", "1", path, "synth", "301", "sine", "440"]
+        try sox.run()
+        sox.waitUntilExit()
+        try #require(sox.terminationStatus == 0)
+        let run = try Binary.run(["play", path])
+        expectError(run, status: 64)
+        #expect(run.stderr == "duckprompt: the prompt's audio lasts 301 s; a prompt lasts at most 300 s\n")
+    }
+
     @Test("a value with a line break or an escape stays one line")
     func controlCharacters() throws {
         let run = try Binary.run(["play", "--volume", "-6dB\n\u{1B}[2J", "/nonexistent/x.wav"])
