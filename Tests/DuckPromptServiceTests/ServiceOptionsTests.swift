@@ -53,6 +53,8 @@ import Testing
         (["duck": .double(-500)], "duck -500dB is out of range"),
         (["duck": .double(.nan)], "duck"),
         (["volume": .double(30)], "volume +30dB is out of range (-200dB to +20dB)"),
+        (["volume": .double(20.04)], "volume +20.04dB is out of range"),
+        (["volume": .double(-200.26)], "volume -200.3dB is out of range"),
         (["attack-ms": .uint32(70_000)], "attack-ms 70000 ms is out of range (0 to 60000 ms)"),
         (["pre-roll-ms": .uint32(9000)], "pre-roll-ms 9000 ms is out of range"),
         (["latency-msec": .uint32(0)], "latency-msec 0 ms is out of range (1 to 10000 ms)"),

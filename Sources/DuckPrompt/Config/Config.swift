@@ -284,22 +284,26 @@ public struct DuckPromptConfig: Sendable, Equatable {
                 let kind = try Self.kind(name, key: "pre_roll_ms", fail: fail)
                 let key = "pre_roll_ms.\(name)"
                 let ms = try integer(table[name]!, key: key, unit: "ms", range: PlayOptions.preRollRangeMs, fail: fail)
-                try checked({ fail("'\(key)': \($0)") }) { try PromptOption.preRollMs.check(ms) }
+                var probe = PlayOptions()
+                probe.preRollMs = ms
+                try checked({ fail("'\(key)': \($0)") }) { try PromptOption.preRollMs.check(in: probe) }
                 preRoll[kind] = ms
             }
             config.preRollMs = preRoll
         }
-        // Each prompt option through the table, then its range through PlayOptions.validate():
-        // the command's and the service's messages for the same value.
+        // Each prompt option through the table, its range as PlayOptions.validate() checks
+        // it: the command's and the service's messages for the same value.
         var probe = PlayOptions()
         for option in PromptOption.all {
             guard let json = object[option.configKey] else { continue }
             if option == .preRollMs, json.number == nil { continue }
             let value = try Self.value(json, of: option, fail: fail)
-            try checked(fail) { try option.apply(value, to: &probe) }
+            try checked(fail) {
+                try option.apply(value, to: &probe)
+                try option.check(in: probe)
+            }
             config.options[option.name] = value
         }
-        try checked(fail) { try probe.validate() }
         if let value = object["players"] {
             config.players = try playerRules(value, fail: fail)
         }
@@ -394,9 +398,9 @@ public struct DuckPromptConfig: Sendable, Equatable {
         }
     }
 
-    /// A usage error of the table (`PromptOption`, `PlayOptions.validate()`) as a config error:
+    /// A usage error of the table (`PromptOption.apply`, `check(in:)`) as a config error:
     /// "PATH: " and the message the command and the service give for the same value.
-    private static func checked(_ fail: (String) -> DuckPromptError, _ body: () throws -> Void) rethrows {
+    private static func checked(_ fail: (String) -> DuckPromptError, _ body: () throws -> Void) throws {
         do { try body() } catch let error as DuckPromptError where error.code == .usage {
             throw fail(error.message)
         }

@@ -94,16 +94,7 @@ public struct PlayOptions: Sendable {
     ///   properties.
     public func validate() throws {
         // NaN is in no range: `contains` says false for it, so it is refused.
-        try PromptOption.duck.check(duck)
-        try PromptOption.rewindMs.check(rewindMs)
-        try PromptOption.attackMs.check(attackMs)
-        try PromptOption.releaseMs.check(releaseMs)
-        try PromptOption.volume.check(volume)
-        try PromptOption.latencyMsec.check(latencyMs)
-        try PromptOption.preRollMs.check(preRollMs)
-        try PromptOption.expireMs.check(expireMs)
-        try PromptOption.rate.check(wordsPerMinute)
-        try PromptLimits.checkProperties(properties)
+        for option in PromptOption.all { try option.check(in: self) }
     }
 
     /// Pre-roll by kind when nothing else says: Bluetooth A2DP 300 ms, Bluetooth HFP 1000 ms,

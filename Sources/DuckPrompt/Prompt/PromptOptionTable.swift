@@ -71,7 +71,7 @@ public struct PromptOption: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// `--name` (or `-d, --device`), for messages and help.
+    /// `--name`, as the command's help writes it.
     public var description: String { "--\(name)" }
 
     /// Every option a prompt takes, in the order the help lists them.
@@ -80,10 +80,10 @@ public struct PromptOption: Sendable, Equatable, CustomStringConvertible {
         preRollMs, priority, expireMs, onBusy, property, voice, rate,
     ]
 
-    /// The row with this long option name, D-Bus key or config key.
+    /// The row with this long option name.
     public static func named(_ name: String) -> PromptOption? { all.first { $0.name == name } }
+    /// The row with this D-Bus key.
     public static func busKey(_ key: String) -> PromptOption? { all.first { $0.busKey == key } }
-    public static func configKey(_ key: String) -> PromptOption? { all.first { $0.configKey == key } }
 
     public static let device = PromptOption(
         name: "device", short: "d", valueName: "SINK", busKey: "device", configKey: "device", kind: .text,
@@ -199,9 +199,30 @@ public struct PromptOption: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Checks a number against this option's range: `PlayOptions.validate()` calls it for each.
-    /// - Throws: `DuckPromptError(.usage)`: "NAME VALUE is out of range (LOW to HIGH)".
-    func check(_ value: Int?) throws {
+    /// Checks this option's field of `options` against its range (the properties against
+    /// `PromptLimits`): `PlayOptions.validate()` is this for every option, and the config file
+    /// checks each option it sets with it. Words and flags were checked when applied.
+    /// - Throws: `DuckPromptError(.usage)`: "NAME VALUE is out of range (LOW to HIGH)";
+    ///   `limit: .properties` for too many or too long properties.
+    public func check(in options: PlayOptions) throws {
+        switch name {
+        case "duck": try check(options.duck)
+        case "volume": try check(options.volume)
+        case "rewind-ms": try check(options.rewindMs)
+        case "attack-ms": try check(options.attackMs)
+        case "release-ms": try check(options.releaseMs)
+        case "latency-msec": try check(options.latencyMs)
+        case "pre-roll-ms": try check(options.preRollMs)
+        case "expire-ms": try check(options.expireMs)
+        case "rate": try check(options.wordsPerMinute)
+        case "property": try PromptLimits.checkProperties(options.properties)
+        default: return
+        }
+    }
+
+    /// Checks a number against this option's range (also `SpeechSource`'s rate, for an app that
+    /// makes a source itself).
+    package func check(_ value: Int?) throws {
         guard let value else { return }
         switch kind {
         case .milliseconds(let range) where !range.contains(value):
@@ -213,11 +234,13 @@ public struct PromptOption: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Checks a gain against this option's range (NaN is in none).
-    func check(_ gain: Decibels?) throws {
+    private func check(_ gain: Decibels?) throws {
         guard let gain, case .gain(let range) = kind, !range.contains(gain.value) else { return }
-        // To 0.1 dB, as a percentage given on the command line is shown (300%: +28.6dB).
+        // To 0.1 dB (a percentage on the command line, 300%, is +28.6dB), unless that would
+        // round it into the range (+20.04dB).
         let dB = { (v: Double) in v > 0 ? "+\(Decibels(v))" : "\(Decibels(v))" }
-        let shown = gain.value.isFinite ? (gain.value * 10).rounded() / 10 : gain.value
+        let rounded = (gain.value * 10).rounded() / 10
+        let shown = rounded.isFinite && !range.contains(rounded) ? rounded : gain.value
         throw failure("\(dB(shown)) is out of range (\(dB(range.lowerBound)) to \(dB(range.upperBound)))")
     }
 
