@@ -156,9 +156,13 @@ struct OptionTableTests {
             return (term, description)
         }
         for option in PromptOption.all {
-            guard let (term, description) = entries.first(where: { HelpText.optionNames(in: $0.0).contains("--\(option.name)") })
-            else { continue }
+            let entry = entries.first { HelpText.optionNames(in: $0.0).contains("--\(option.name)") }
+            guard let (term, description) = entry else {
+                Issue.record("--\(option.name) has no entry in play's or say's help")
+                continue
+            }
             if let valueName = option.valueName { #expect(term.hasSuffix(" \(valueName)"), "\(term)") }
+            #expect(description.hasPrefix(option.help), "--\(option.name) starts with \"\(option.help)\": \(description)")
             let shown: String? = switch option.kind {
             case .milliseconds(let range), .wordsPerMinute(let range): "\(range.lowerBound) to \(range.upperBound)"
             case .gain(let range): "\(Self.dB(range.lowerBound)) to \(Self.dB(range.upperBound))"

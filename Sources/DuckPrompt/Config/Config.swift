@@ -284,26 +284,12 @@ public struct DuckPromptConfig: Sendable, Equatable {
                 let kind = try Self.kind(name, key: "pre_roll_ms", fail: fail)
                 let key = "pre_roll_ms.\(name)"
                 let ms = try integer(table[name]!, key: key, unit: "ms", range: PlayOptions.preRollRangeMs, fail: fail)
-                var probe = PlayOptions()
-                probe.preRollMs = ms
-                try checked({ fail("'\(key)': \($0)") }) { try PromptOption.preRollMs.check(in: probe) }
+                try checked({ fail("'\(key)': \($0)") }) { try PromptOption.preRollMs.check(ms) }
                 preRoll[kind] = ms
             }
             config.preRollMs = preRoll
         }
-        // Each prompt option through the table, its range as PlayOptions.validate() checks
-        // it: the command's and the service's messages for the same value.
-        var probe = PlayOptions()
-        for option in PromptOption.all {
-            guard let json = object[option.configKey] else { continue }
-            if option == .preRollMs, json.number == nil { continue }
-            let value = try Self.value(json, of: option, fail: fail)
-            try checked(fail) {
-                try option.apply(value, to: &probe)
-                try option.check(in: probe)
-            }
-            config.options[option.name] = value
-        }
+        config.options = try promptOptions(in: object, fail: fail)
         if let value = object["players"] {
             config.players = try playerRules(value, fail: fail)
         }
@@ -342,7 +328,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
         }
     }
 
-    private static func strings(_ value: JSONValue, key: String, what: String,
+    static func strings(_ value: JSONValue, key: String, what: String,
                                 fail: (String) -> DuckPromptError) throws -> [String] {
         if case .string = value {
             throw fail("'\(key)' must be an array of \(what) ([\"…\"]), not a string")
@@ -358,57 +344,9 @@ public struct DuckPromptConfig: Sendable, Equatable {
         }
     }
 
-    /// A prompt option's JSON value as its `PromptOption.kind` takes it.
-    /// - Throws: the config error naming the key, for a value of another type.
-    private static func value(_ json: JSONValue, of option: PromptOption,
-                              fail: (String) -> DuckPromptError) throws -> PromptOptionValue {
-        let key = option.configKey
-        switch option.kind {
-        case .milliseconds(let range):
-            return .whole(try integer(json, key: key, unit: "ms", range: range, fail: fail))
-        case .wordsPerMinute(let range):
-            return .whole(try integer(json, key: key, unit: "words per minute", range: range, fail: fail))
-        case .gain(let range):
-            guard let number = json.number else {
-                throw fail("'\(key)' must be a number of dB between \(format(range.lowerBound)) and "
-                           + "\(format(range.upperBound)), not \(typeName(json))")
-            }
-            return .gain(Decibels(number))
-        case .choice(let words):
-            guard let word = json.string else {
-                throw fail("'\(key)' must be one of \(words.joined(separator: ", ")), not \(typeName(json))")
-            }
-            return .word(word)
-        case .text:
-            guard let word = json.string else { throw fail("'\(key)' must be a string, not \(typeName(json))") }
-            return .word(word)
-        case .texts:
-            return .words(try strings(json, key: key, what: "strings", fail: fail))
-        case .properties:
-            guard let object = json.object else {
-                throw fail("'\(key)' must be an object of names to strings ({\"media.role\": \"event\"}), not \(typeName(json))")
-            }
-            return .properties(try object.mapValues { value in
-                guard let string = value.string else { throw fail("'\(key)' values must be strings, not \(typeName(value))") }
-                return string
-            })
-        case .flag:
-            guard case .bool(let flag) = json else { throw fail("'\(key)' must be true or false, not \(typeName(json))") }
-            return .flag(flag)
-        }
-    }
-
-    /// A usage error of the table (`PromptOption.apply`, `check(in:)`) as a config error:
-    /// "PATH: " and the message the command and the service give for the same value.
-    private static func checked(_ fail: (String) -> DuckPromptError, _ body: () throws -> Void) throws {
-        do { try body() } catch let error as DuckPromptError where error.code == .usage {
-            throw fail(error.message)
-        }
-    }
-
     /// A whole number; `range` only says what to give in the message (the range check is
     /// `PlayOptions.validate()`'s).
-    private static func integer(_ value: JSONValue, key: String, unit: String, range: ClosedRange<Int>,
+    static func integer(_ value: JSONValue, key: String, unit: String, range: ClosedRange<Int>,
                                 fail: (String) -> DuckPromptError) throws -> Int {
         guard let number = value.number else {
             throw fail("'\(key)' must be a whole number of \(unit) (\(range.lowerBound)…\(range.upperBound)), not \(typeName(value))")
@@ -450,7 +388,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
         }
     }
 
-    private static func format(_ number: Double) -> String {
+    static func format(_ number: Double) -> String {
         number.isFinite && number == number.rounded() && abs(number) < 1e15 ? "\(Int(number))" : "\(number)"
     }
 

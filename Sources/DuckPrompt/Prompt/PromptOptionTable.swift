@@ -56,7 +56,7 @@ public struct PromptOption: Sendable, Equatable, CustomStringConvertible {
     /// Its value when no front gives one, as the help writes it ("" when there is none: the
     /// router, the saved volume, no deadline).
     public let defaultValue: String
-    /// Its one-line help.
+    /// Its one-line help: how the command's help (and the man page) starts its entry.
     public let help: String
 
     /// The D-Bus type signature of its `a{sv}` value.
@@ -94,10 +94,10 @@ public struct PromptOption: Sendable, Equatable, CustomStringConvertible {
     public static let duckMode = PromptOption(
         name: "duck-mode", valueName: "MODE", busKey: "duck-mode", configKey: "duck_mode",
         kind: .choice(DuckMode.allCases.map(\.rawValue)), defaultValue: DuckMode.duck.rawValue,
-        help: "How other streams are lowered: duck, mute, pause or none")
+        help: "How other streams are treated")
     public static let noPause = PromptOption(
         name: "no-pause", valueName: nil, busKey: "no-pause", configKey: "no_pause", kind: .flag,
-        defaultValue: "false", help: "Duck spoken word too, rather than pause its player")
+        defaultValue: "false", help: "Duck spoken word too")
     public static let rewindMs = PromptOption(
         name: "rewind-ms", valueName: "MS", busKey: "rewind-ms", configKey: "rewind_ms",
         kind: .milliseconds(PlayOptions.rewindRangeMs), defaultValue: "2000",
@@ -118,7 +118,7 @@ public struct PromptOption: Sendable, Equatable, CustomStringConvertible {
         defaultValue: "", help: "The prompt's level relative to the volume the server saved for prompts")
     public static let latencyMsec = PromptOption(
         name: "latency-msec", valueName: "MS", busKey: "latency-msec", configKey: "latency_msec",
-        kind: .milliseconds(PlayOptions.latencyRangeMs), defaultValue: "", help: "The prompt stream's buffer (tlength)")
+        kind: .milliseconds(PlayOptions.latencyRangeMs), defaultValue: "", help: "Prompt stream buffer (tlength) in ms")
     public static let preRollMs = PromptOption(
         name: "pre-roll-ms", valueName: "MS", busKey: "pre-roll-ms", configKey: "pre_roll_ms",
         kind: .milliseconds(PlayOptions.preRollRangeMs), defaultValue: "",
@@ -126,25 +126,25 @@ public struct PromptOption: Sendable, Equatable, CustomStringConvertible {
     public static let priority = PromptOption(
         name: "priority", valueName: "PRIORITY", busKey: "priority", configKey: "priority",
         kind: .choice(PromptPriority.allCases.map(\.rawValue)), defaultValue: PromptPriority.message.rawValue,
-        help: "Place in the queue of prompts, as in speech-dispatcher (SSIP)")
+        help: "Place in the queue of prompts of every process, as in speech-dispatcher (SSIP)")
     public static let expireMs = PromptOption(
         name: "expire-ms", valueName: "MS", busKey: "expire-ms", configKey: "expire_ms",
         kind: .milliseconds(PlayOptions.expireRangeMs), defaultValue: "",
-        help: "Drop the prompt if it has not started within MS")
+        help: "Drop the prompt (exit 75) if it has not started within MS")
     public static let onBusy = PromptOption(
         name: "on-busy", valueName: "POLICY", busKey: "on-busy", configKey: "on_busy",
         kind: .choice(BusyPolicy.allCases.map(\.rawValue)), defaultValue: BusyPolicy.wait.rawValue,
-        help: "wait for the prompts before it, or drop this one at once")
+        help: "When another prompt plays or waits")
     public static let property = PromptOption(
         name: "property", valueName: "KEY=VALUE", busKey: "properties", configKey: "properties", kind: .properties,
         defaultValue: "", help: "Set a stream property")
     public static let voice = PromptOption(
         name: "voice", valueName: "VOICE", busKey: "voice", configKey: "voice", kind: .text, defaultValue: "en",
-        help: "The espeak-ng voice texts are spoken with")
+        help: "An espeak-ng voice")
     public static let rate = PromptOption(
         name: "rate", valueName: "WPM", busKey: "rate", configKey: "rate",
         kind: .wordsPerMinute(PlayOptions.wordsPerMinuteRange), defaultValue: "175",
-        help: "Words per minute texts are spoken at")
+        help: "Words per minute")
 
     init(name: String, short: Character? = nil, valueName: String?, busKey: String, configKey: String, kind: Kind,
          defaultValue: String, help: String) {
