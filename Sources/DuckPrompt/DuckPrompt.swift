@@ -74,7 +74,7 @@ public enum DuckPrompt {
             control.attach(connection)
             let notes = recoverInPassing(server: server)
             let (snapshot, info) = try connection.snapshot()
-            var listing = DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(), config: config,
+            var listing = DeviceListing(snapshot: snapshot, request: request ?? config.device ?? defaultRequest(), config: config,
                                         serverName: info.serverName, serverVersion: info.serverVersion)
             listing.recoveryNotes = notes
             return listing
@@ -138,8 +138,15 @@ public enum DuckPrompt {
     ///   `CancellationError`.
     public static func play(_ sources: [any PromptSource], options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
-        guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
         try options.validate()
+        return try await play(validated: sources, options: options, server: server)
+    }
+
+    /// `play(_:options:server:)` once `options.validate()` passed: each public entry validates
+    /// once, before it opens anything.
+    private static func play(validated sources: [any PromptSource], options: PlayOptions,
+                             server: ServerOptions) async throws -> PlayReport {
+        guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
         let box = SourceList(sources)
         // The handshake (a few round trips) runs on libpulse's thread while this prompt enters
         // the queue; nothing is asked of the server before its turn.
@@ -163,8 +170,14 @@ public enum DuckPrompt {
     package static func playBlocking(_ sources: [any PromptSource], options: PlayOptions = PlayOptions(),
                                     server: ServerOptions = ServerOptions(),
                                     cancellation: PlayCancellation = PlayCancellation()) throws -> PlayReport {
-        guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
         try options.validate()
+        return try playBlocking(validated: sources, options: options, server: server, cancellation: cancellation)
+    }
+
+    /// `playBlocking(_:options:server:cancellation:)` once `options.validate()` passed.
+    private static func playBlocking(validated sources: [any PromptSource], options: PlayOptions, server: ServerOptions,
+                                     cancellation: PlayCancellation) throws -> PlayReport {
+        guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
         let connection = try PulseConnection(server, waitingUntilReady: false)
         return try Prompter(server: server, connection: connection)
             .runHere(sources, options: options, control: cancellation.control)
@@ -180,8 +193,9 @@ public enum DuckPrompt {
                                     server: ServerOptions = ServerOptions(),
                                     cancellation: PlayCancellation = PlayCancellation()) throws -> PlayReport {
         try options.validate()
-        return try playBlocking(sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute,
-                                        cancellation: cancellation),
+        return try playBlocking(validated: sources(files: paths, say: texts, voice: voice ?? options.voice,
+                                                   wordsPerMinute: wordsPerMinute ?? options.wordsPerMinute,
+                                                   cancellation: cancellation),
                                 options: options, server: server, cancellation: cancellation)
     }
 
@@ -196,22 +210,24 @@ public enum DuckPrompt {
     public static func play(files paths: [String], options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
         try options.validate()
-        return try await play(try await openedSources(files: paths, say: []), options: options, server: server)
+        return try await play(validated: try await openedSources(files: paths, say: []), options: options, server: server)
     }
 
     /// Speaks texts with libespeak-ng (see `SpeechSource`) after the files, as one prompt:
     /// `duckprompt say "Turn left"`, `duckprompt play chime.wav --say "Turn left"`.
     /// - Parameters:
     ///   - files: audio files first (may be empty); `texts`: then these, spoken.
-    ///   - voice: an espeak-ng voice (`en`, `en-us`, `de` …); nil for espeak's default.
-    ///   - wordsPerMinute: 80…450; nil for 175.
+    ///   - voice: an espeak-ng voice (`en`, `en-us`, `de` …); nil for `options.voice`, else
+    ///     espeak's default.
+    ///   - wordsPerMinute: 80…450; nil for `options.wordsPerMinute`, else 175.
     /// - Throws: `.usage` for empty text, text over `SpeechSource.maxTextLength` code points
     ///   (all texts together), an unknown voice or rate; what `play(files:)` throws.
     public static func play(files paths: [String], say texts: [String], voice: String? = nil,
                             wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions(),
                             server: ServerOptions = ServerOptions()) async throws -> PlayReport {
         try options.validate()
-        return try await play(try await openedSources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
+        return try await play(validated: try await openedSources(files: paths, say: texts, voice: voice ?? options.voice,
+                                                                 wordsPerMinute: wordsPerMinute ?? options.wordsPerMinute),
                               options: options, server: server)
     }
 
@@ -227,11 +243,15 @@ public enum DuckPrompt {
     }
 
     /// The files, opened, then the texts, to be spoken.
+    /// - Throws: what `AudioSource` and `SpeechSource` throw; `limit: .duration` when the
+    ///   files last longer than `PromptLimits.maxDuration` together.
     static func sources(files paths: [String], say texts: [String], voice: String?,
                                 wordsPerMinute: Int?, cancellation: PlayCancellation? = nil) throws -> [any PromptSource] {
         // All the texts of one prompt together: first, before a file is opened or espeak loaded.
         try SpeechSource.checkLength(texts)
         let files: [any PromptSource] = try paths.map { try AudioSource(path: $0, cancellation: cancellation) }
+        // The service's limit too: a prompt holds the queue, and every other stream ducked.
+        try PromptLimits.checkDuration(files.map(\.duration))
         return try files + texts.map { try SpeechSource(text: $0, voice: voice, wordsPerMinute: wordsPerMinute) as any PromptSource }
     }
 

@@ -76,28 +76,44 @@ struct ArgumentScanner {
     }
 }
 
-/// Parsers for option values, each throwing a usage error that names the option, the text and
-/// the range. Numbers are plain decimal (`NumberText`): no white space, exponent, hex, `inf` or
-/// `nan`, at most 12 digits; every one is checked against its range here, so a value the
-/// library would refuse or could not use is a usage error before anything else happens.
+/// Parsers for option values. Numbers are plain decimal (`NumberText`): no white space,
+/// exponent, hex, `inf` or `nan`, at most 12 digits. A prompt's options are read as the table
+/// says (`PromptOption`); their ranges are `PlayOptions.validate()`'s, as for the config file
+/// and the D-Bus service.
 enum OptionValue {
-    /// `MS` or `MSms`: a whole number of milliseconds in `range`.
-    static func milliseconds(_ text: String, option: String, range: ClosedRange<Int>) throws -> Int {
-        try integer(text.hasSuffix("ms") ? String(text.dropLast(2)) : text, option: option, range: range,
-                    unit: "milliseconds", shown: text)
-    }
-
-    /// A whole number in `range`, e.g. words per minute.
-    static func integer(_ text: String, option: String, range: ClosedRange<Int>, unit: String,
-                        shown: String? = nil) throws -> Int {
-        let shown = shown ?? text
-        guard let v = NumberText.integer(text) else {
-            throw UsageError("--\(option) '\(shown)' is not a whole number of \(unit) (\(range.lowerBound) to \(range.upperBound))")
+    /// A prompt option's words as the table's value: the last one counts, every one for a
+    /// repeatable option (`--duck-exempt-role`, `--property`); a flag given is `true`.
+    /// - Throws: `DuckPromptError(.usage)` naming the option, for a word that is not of its kind
+    ///   (not a whole number of ms, not a gain, not `KEY=VALUE`).
+    static func value(_ option: PromptOption, words: [String]) throws -> PromptOptionValue {
+        let word = words.last ?? ""
+        func notA(_ what: String) -> DuckPromptError {
+            DuckPromptError(.usage, "\(option.name) '\(word)' is not \(what)")
         }
-        guard range.contains(v) else {
-            throw UsageError("--\(option) '\(shown)' is out of range: give \(range.lowerBound) to \(range.upperBound) \(unit)")
+        switch option.kind {
+        case .flag: return .flag(true)
+        case .texts: return .words(words)
+        case .choice, .text: return .word(word)
+        case .properties:
+            return .properties(Dictionary(try words.map { text in
+                guard let eq = text.firstIndex(of: "=") else {
+                    throw DuckPromptError(.usage, "\(option.name) '\(text)' is not KEY=VALUE")
+                }
+                return (String(text[..<eq]), String(text[text.index(after: eq)...]))
+            }, uniquingKeysWith: { _, last in last }))
+        case .milliseconds:
+            guard let ms = NumberText.integer(word.hasSuffix("ms") ? word.dropLast(2) : Substring(word)) else {
+                throw notA("a whole number of ms")
+            }
+            return .whole(ms)
+        case .wordsPerMinute:
+            guard let wordsPerMinute = NumberText.integer(word) else { throw notA("a whole number of words per minute") }
+            return .whole(wordsPerMinute)
+        case .gain:
+            do { return .gain(try Decibels(parsing: word)) } catch let error as DuckPromptError {
+                throw DuckPromptError(.usage, "\(option.name) \(error.message)")
+            }
         }
-        return v
     }
 
     /// The `--timeout` range: 1 ms to 10 minutes.
@@ -115,29 +131,5 @@ enum OptionValue {
             throw UsageError("--\(option) '\(text)' is out of range: give 1ms to 600s")
         }
         return Int(ms)
-    }
-
-    /// A gain in dB or percent (`Decibels(parsing:)`) in `range` dB; `relative` says what it is
-    /// relative to, for the message.
-    static func decibels(_ text: String, option: String, range: ClosedRange<Double>? = nil,
-                         relative: String = "") throws -> Decibels {
-        let gain: Decibels
-        do { gain = try Decibels(parsing: text) } catch let error as DuckPromptError {
-            throw UsageError("--\(option): \(error.message)")
-        }
-        if let range, !range.contains(gain.value) {
-            let dB = { (v: Double) in v > 0 ? "+\(Decibels(v))" : "\(Decibels(v))" }
-            let shown = text.lowercased().hasSuffix("db") ? "'\(text)'" : "'\(text)' (\(dB((gain.value * 10).rounded() / 10)))"
-            throw UsageError("--\(option) \(shown) is out of range: give a gain from \(dB(range.lowerBound)) to "
-                             + "\(dB(range.upperBound))\(relative)")
-        }
-        return gain
-    }
-
-    static func property(_ text: String) throws -> (String, String) {
-        guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
-            throw UsageError("--property '\(text)' is not KEY=VALUE")
-        }
-        return (String(text[..<eq]), String(text[text.index(after: eq)...]))
     }
 }

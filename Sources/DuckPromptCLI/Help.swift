@@ -20,7 +20,9 @@ enum Help {
     static let numbers = """
 
     Numbers are plain decimal: 200, -6.5, +3 (no spaces, exponents or hex); a value outside
-    its range is a usage error (exit 64).
+    its range is a usage error (exit 64). Every option but --say, -v and the connection's
+    takes its default from the config file (duckprompt-config(5): --attack-ms is attack_ms)
+    and is a key of the D-Bus service's options, with the same range.
     """
 
     static let main = """
@@ -100,9 +102,10 @@ enum Help {
                               number in dB (-20); from -200dB to 0dB (no duck). Streams
                               that start during the prompt are ducked too; a volume you
                               change meanwhile is kept.
-      --duck-mode MODE        duck (default: lower by --duck), mute (silence them, ramped),
-                              pause (pause every MPRIS player that can pause, duck the
-                              rest) or none (leave them alone, pause nothing).
+      --duck-mode MODE        How other streams are treated: duck (default: lower by
+                              --duck), mute (silence them, ramped), pause (pause every
+                              MPRIS player that can pause, duck the rest) or none (leave
+                              them alone, pause nothing).
       --no-pause              Duck spoken word too. By default a player on the session bus
                               (MPRIS) playing a podcast or an audiobook is paused for the
                               prompt, not ducked, and resumed after it, rewound (config:
@@ -142,8 +145,8 @@ enum Help {
       --expire-ms MS          Drop the prompt (exit 75) if it has not started within MS
                               (another prompt was playing): a stale prompt is worse than none.
                               0 to 3600000.
-      --on-busy POLICY        wait (default: prompts play one after another) or drop (exit 75
-                              at once if another prompt is playing or waiting).
+      --on-busy POLICY        When another prompt plays or waits: wait (default: prompts
+                              play one after another) or drop (exit 75 at once).
       --property KEY=VALUE    Set a stream property (repeatable), e.g. media.role=event.
       --say TEXT              Speak TEXT after the files, in the same prompt (repeatable);
                               --voice V and --rate WPM as for duckprompt say.

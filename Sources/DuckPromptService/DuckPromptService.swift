@@ -183,7 +183,7 @@ public final class DuckPromptService: Sendable {
                     // opened when the prompt's turn comes: a waiting prompt holds no descriptor.
                     let sources = try files.map { try FileAtTurn(checking: $0) }
                     try PromptLimits.checkDuration(sources.map(\.duration))
-                    return .prompt(sources, options.play, name: files.joined(separator: " "))
+                    return .prompt(sources, options, name: files.joined(separator: " "))
                 }
             case DP_BUS_PLAY_FD:
                 let fd = try call.readDescriptor()
@@ -197,7 +197,7 @@ public final class DuckPromptService: Sendable {
                         let source = try AudioSource(descriptor: fd, name: "passed descriptor",
                                                      deadline: .now + .seconds(PromptLimits.descriptorSeconds))
                         try PromptLimits.checkDuration([source.duration])
-                        return .prompt([source], options.play, name: "passed descriptor")
+                        return .prompt([source], options, name: "passed descriptor")
                     }
                 } catch {
                     close(fd)
@@ -210,7 +210,7 @@ public final class DuckPromptService: Sendable {
                     let options = try readOptions(given)
                     // Its length (a limit) is checked before libespeak-ng is loaded.
                     let speech = try SpeechSource(text: text, voice: options.voice, wordsPerMinute: options.wordsPerMinute)
-                    return .prompt([speech], options.play, name: "text of \(text.unicodeScalars.count) characters")
+                    return .prompt([speech], options, name: "text of \(text.unicodeScalars.count) characters")
                 }
             case DP_BUS_CANCEL:
                 let id = try call.readUInt64()
@@ -336,10 +336,10 @@ public final class DuckPromptService: Sendable {
     /// `Error.Unavailable` at the call (the sinks as the prompter's copy of the server has
     /// them; a sink that comes later is not waited for), so that nothing is queued for a prompt
     /// that cannot be routed. Worker thread (it reads the config file and the server).
-    private func readOptions(_ given: [String: BusValue]) throws -> ServiceOptions {
+    private func readOptions(_ given: [String: BusValue]) throws -> PlayOptions {
         let options = try ServiceOptions.parse(given, defaults: PlayOptions(config: try DuckPromptConfig.load()))
-        if let device = options.play.device {
-            let listing = try prompter.devices(request: device, config: options.play.config)
+        if let device = options.device {
+            let listing = try prompter.devices(request: device, config: options.config)
             if listing.route == nil {
                 throw listing.routeError ?? DuckPromptError(.unavailable, "no usable sink for \(device)")
             }

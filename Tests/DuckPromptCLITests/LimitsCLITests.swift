@@ -21,6 +21,12 @@ struct LimitsCLITests {
     static let notNumbers = [" 10", "10 ", "\t10", "0x10", "1e3", "999999999999999999999999", "nan", "inf", "-inf",
                              "", "１０", "10.", ".5", "1_0", "10\n"]
 
+    /// How a message names the option: a prompt option by its name in the table, as the
+    /// config file and the service do (`attack-ms`); the command's own as written (`--timeout`).
+    static func named(_ option: String) -> String {
+        PromptOption.named(String(option.dropFirst(2)))?.name ?? option
+    }
+
     static func arguments(_ verb: String, _ option: String, _ value: String) -> [String] {
         switch verb {
         case "play": return [verb, option, value, "/nonexistent/x.wav"]
@@ -34,15 +40,15 @@ struct LimitsCLITests {
         for value in Self.notNumbers {
             let run = try Binary.run(Self.arguments(verb, option, value))
             expectError(run, status: 64)
-            #expect(run.stderr.hasPrefix("duckprompt: \(option)"), "\(verb) \(option) '\(value)': \(run.stderr)")
+            #expect(run.stderr.hasPrefix("duckprompt: \(Self.named(option)) "), "\(verb) \(option) '\(value)': \(run.stderr)")
         }
     }
 
     @Test("a number out of range: 64 naming the option and the range", arguments: [
-        ("play", "--volume", "+300dB", "from -200dB to +20dB relative to the saved prompt volume"),
-        ("play", "--volume", "+20.1dB", "+20dB"), ("play", "--volume", "300%", "(+28.6dB)"),
+        ("play", "--volume", "+300dB", "+300dB is out of range (-200dB to +20dB)"),
+        ("play", "--volume", "+20.1dB", "+20dB"), ("play", "--volume", "300%", "+28.6dB is out of range"),
         ("play", "--volume", "-201dB", "-200dB"), ("play", "--volume", "999999999999dB", "+20dB"),
-        ("play", "--duck", "-201dB", "from -200dB to 0dB"), ("play", "--duck", "6dB", "would raise"),
+        ("play", "--duck", "-201dB", "(-200dB to 0dB)"), ("play", "--duck", "6dB", "+6dB is out of range (-200dB to 0dB)"),
         ("play", "--attack-ms", "60001", "0 to 60000"), ("play", "--attack-ms", "-1", "0 to 60000"),
         ("play", "--release-ms", "999999999999", "0 to 60000"),
         ("play", "--latency-msec", "0", "1 to 10000"), ("play", "--latency-msec", "10001ms", "1 to 10000"),
@@ -50,12 +56,12 @@ struct LimitsCLITests {
         ("play", "--timeout", "601", "1ms to 600s"), ("play", "--timeout", "0.0001", "1ms to 600s"),
         ("play", "--timeout", "0ms", "1ms to 600s"), ("devices", "--timeout", "-1", "1ms to 600s"),
         ("say", "--rate", "79", "80 to 450"), ("say", "--rate", "451", "80 to 450"),
-        ("say", "--rate", "175.0", "80 to 450"),
+        ("say", "--rate", "175.0", "not a whole number of words per minute"),
     ])
     func outOfRange(verb: String, option: String, value: String, range: String) throws {
         let run = try Binary.run(Self.arguments(verb, option, value))
         expectError(run, status: 64)
-        #expect(run.stderr.hasPrefix("duckprompt: \(option) '\(value)'"), "\(run.stderr)")
+        #expect(run.stderr.hasPrefix("duckprompt: \(Self.named(option)) "), "\(run.stderr)")
         #expect(run.stderr.contains(range), "\(run.stderr)")
     }
 
@@ -75,8 +81,22 @@ struct LimitsCLITests {
     func volumeMessage() throws {
         let run = try Binary.run(["play", "--volume", "+300dB", "/nonexistent/x.wav"])
         expectError(run, status: 64)
-        #expect(run.stderr == "duckprompt: --volume '+300dB' is out of range: give a gain from -200dB to +20dB "
-                    + "relative to the saved prompt volume\n")
+        #expect(run.stderr == "duckprompt: volume +300dB is out of range (-200dB to +20dB)\n")
+    }
+
+    @Test("audio longer than 300 s is refused as by the service: 64 before a server is contacted")
+    func tooLongAudio() throws {
+        let dir = try Scratch()
+        let path = dir.path("301s.wav")
+        let sox = Process()
+        sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sox.arguments = ["sox", "-n", "-r", "8000", "-c", "1", path, "synth", "301", "sine", "440"]
+        try sox.run()
+        sox.waitUntilExit()
+        try #require(sox.terminationStatus == 0)
+        let run = try Binary.run(["play", path])
+        expectError(run, status: 64)
+        #expect(run.stderr == "duckprompt: the prompt's audio lasts 301 s; a prompt lasts at most 300 s\n")
     }
 
     @Test("a value with a line break or an escape stays one line")

@@ -59,7 +59,9 @@ struct ConfigTests {
         var testDescription: String { json }
     }
 
-    static let validKeys = "valid keys: prefer, ranking, never, pre_roll_ms, duck_db, attack_ms, release_ms, players, rewind_ms"
+    static let validKeys = "valid keys: prefer, ranking, never, device, duck_db, duck_mode, no_pause, rewind_ms, "
+        + "duck_exempt_role, attack_ms, release_ms, volume_db, latency_msec, pre_roll_ms, priority, expire_ms, on_busy, "
+        + "properties, voice, rate, players"
     static let kinds = "kinds are car, bluetooth-a2dp, bluetooth-hfp, usb, line-out, hdmi, headphones, speaker, "
         + "network, virtual, unknown"
 
@@ -78,22 +80,22 @@ struct ConfigTests {
         Bad(json: #"{"ranking": {"car": 1}}"#, message: "'ranking' must be an array of device kinds, not an object"),
         Bad(json: #"{"never": [true]}"#, message: "'never' entry 1 must be a string, not true"),
         Bad(json: #"{"pre_roll_ms": [300]}"#,
-            message: "'pre_roll_ms' must be an object of device kind to milliseconds ({\"bluetooth-a2dp\": 300}), not an array"),
+            message: "'pre_roll_ms' must be an object of device kind to milliseconds ({\"bluetooth-a2dp\": 300}) or a whole number of ms, not an array"),
         Bad(json: #"{"pre_roll_ms": {"hdmi": "300"}}"#,
             message: "'pre_roll_ms.hdmi' must be a whole number of ms (0…5000), not a string"),
         Bad(json: #"{"duck_db": "-20dB"}"#,
-            message: "'duck_db' must be a number of dB between -200 and 0 (e.g. -20), not a string"),
+            message: "'duck_db' must be a number of dB between -200 and 0, not a string"),
         Bad(json: #"{"duck_db": true}"#,
-            message: "'duck_db' must be a number of dB between -200 and 0 (e.g. -20), not true"),
+            message: "'duck_db' must be a number of dB between -200 and 0, not true"),
         Bad(json: #"{"attack_ms": 1.5}"#, message: "'attack_ms' must be a whole number of ms, not 1.5"),
         Bad(json: #"{"release_ms": null}"#,
             message: "'release_ms' must be a whole number of ms (0…60000), not null"),
         // Bad values
-        Bad(json: #"{"duck_db": 6}"#, message: "'duck_db' must be between -200 and 0 dB, not 6"),
-        Bad(json: #"{"duck_db": -201}"#, message: "'duck_db' must be between -200 and 0 dB, not -201"),
-        Bad(json: #"{"attack_ms": -1}"#, message: "'attack_ms' must be between 0 and 60000 ms, not -1"),
-        Bad(json: #"{"release_ms": 60001}"#, message: "'release_ms' must be between 0 and 60000 ms, not 60001"),
-        Bad(json: #"{"pre_roll_ms": {"hdmi": 5001}}"#, message: "'pre_roll_ms.hdmi' must be between 0 and 5000 ms, not 5001"),
+        Bad(json: #"{"duck_db": 6}"#, message: "duck +6dB is out of range (-200dB to 0dB)"),
+        Bad(json: #"{"duck_db": -201}"#, message: "duck -201dB is out of range (-200dB to 0dB)"),
+        Bad(json: #"{"attack_ms": -1}"#, message: "attack-ms -1 ms is out of range (0 to 60000 ms)"),
+        Bad(json: #"{"release_ms": 60001}"#, message: "release-ms 60001 ms is out of range (0 to 60000 ms)"),
+        Bad(json: #"{"pre_roll_ms": {"hdmi": 5001}}"#, message: "'pre_roll_ms.hdmi': pre-roll-ms 5001 ms is out of range (0 to 5000 ms)"),
         // Bad kinds
         Bad(json: #"{"ranking": ["bluetooth"]}"#, message: "'ranking': 'bluetooth' is not a device kind; \(kinds)"),
         Bad(json: #"{"ranking": ["hdmii"]}"#,

@@ -53,8 +53,7 @@ struct PlayOptionsRangeTests {
         try Self.options { $0.volume = Decibels(-200) }.validate()
         try Self.options { $0.duck = Decibels(-200); $0.attackMs = 60000; $0.releaseMs = 0 }.validate()
         try Self.options { $0.latencyMs = 1; $0.expireMs = 3_600_000; $0.preRollMs = 5000 }.validate()
-        // A duck depth only matters in duck mode.
-        try Self.options { $0.duck = Decibels(-1e300); $0.duckMode = .none }.validate()
+        try Self.options { $0.wordsPerMinute = 80; $0.rewindMs = 60000 }.validate()
     }
 
     @Test("out of range is a usage error naming the field and the range", arguments: [
@@ -65,11 +64,15 @@ struct PlayOptionsRangeTests {
         (Self.options { $0.volume = Decibels(-201) }, "volume"),
         (Self.options { $0.duck = Decibels(6) }, "duck"),
         (Self.options { $0.duck = Decibels(-1e300) }, "duck"),
-        (Self.options { $0.attackMs = -1 }, "attack"),
-        (Self.options { $0.releaseMs = 60001 }, "release"),
-        (Self.options { $0.latencyMs = 0 }, "latency"),
-        (Self.options { $0.expireMs = -1 }, "expiry"),
-        (Self.options { $0.preRollMs = Int.max }, "pre-roll"),
+        // Whatever the mode: the same value is refused by every front, in any mode.
+        (Self.options { $0.duck = Decibels(-1e300); $0.duckMode = .none }, "duck"),
+        (Self.options { $0.wordsPerMinute = 451 }, "rate"),
+        (Self.options { $0.rewindMs = -1 }, "rewind-ms"),
+        (Self.options { $0.attackMs = -1 }, "attack-ms"),
+        (Self.options { $0.releaseMs = 60001 }, "release-ms"),
+        (Self.options { $0.latencyMs = 0 }, "latency-msec"),
+        (Self.options { $0.expireMs = -1 }, "expire-ms"),
+        (Self.options { $0.preRollMs = Int.max }, "pre-roll-ms"),
     ])
     func outOfRange(options: PlayOptions, field: String) {
         let error = #expect(throws: DuckPromptError.self) { try options.validate() }

@@ -87,35 +87,43 @@ struct PromptLimitsTests {
         #expect(DuckPromptError(.usage, "x").limit == nil)
     }
 
-    @Test("choice: each word of each option is taken; another word is refused listing the choices, in the caller's spelling")
+    @Test("A choice option takes each of its words; another word is refused listing the choices")
     func choices() throws {
+        var options = PlayOptions()
         for priority in PromptPriority.allCases {
-            #expect(try PlayOptions.choice(priority.rawValue, option: "priority") as PromptPriority == priority)
+            try PromptOption.priority.apply(.word(priority.rawValue), to: &options)
+            #expect(options.priority == priority)
         }
-        for mode in DuckMode.allCases { #expect(try PlayOptions.choice(mode.rawValue, option: "x") as DuckMode == mode) }
-        for policy in BusyPolicy.allCases { #expect(try PlayOptions.choice(policy.rawValue, option: "x") as BusyPolicy == policy) }
-        let rows: [(String, () throws -> Any)] = [
-            ("--priority 'urgent' is not one of: important, message, text, notification, progress",
-             { try PlayOptions.choice("urgent", option: "--priority") as PromptPriority }),
-            ("duck-mode 'Duck' is not one of: duck, mute, pause, none",
-             { try PlayOptions.choice("Duck", option: "duck-mode") as DuckMode }),
-            ("on-busy '' is not one of: wait, drop", { try PlayOptions.choice("", option: "on-busy") as BusyPolicy }),
+        for mode in DuckMode.allCases {
+            try PromptOption.duckMode.apply(.word(mode.rawValue), to: &options)
+            #expect(options.duckMode == mode)
+        }
+        for policy in BusyPolicy.allCases {
+            try PromptOption.onBusy.apply(.word(policy.rawValue), to: &options)
+            #expect(options.onBusy == policy)
+        }
+        let rows: [(String, PromptOption, String)] = [
+            ("priority 'urgent' is not one of: important, message, text, notification, progress", .priority, "urgent"),
+            ("duck-mode 'Duck' is not one of: duck, mute, pause, none", .duckMode, "Duck"),
+            ("on-busy '' is not one of: wait, drop", .onBusy, ""),
         ]
-        for (message, body) in rows {
-            #expect { try body() } throws: { ($0 as? DuckPromptError)?.message == message }
+        for (message, option, word) in rows {
+            #expect { try option.apply(.word(word), to: &options) } throws: { ($0 as? DuckPromptError)?.message == message }
         }
     }
 
-    @Test("duckGain: 0 dB and below are taken; above 0 dB would raise the others", arguments: [
-        (0.0, true), (-20.0, true), (-200.0, true), (-500.0, true), (0.01, false), (6.0, false),
+    @Test("duck: 0 dB down to -200 dB are taken; above 0 dB (a raise) or below -200 dB is out of range", arguments: [
+        (0.0, true), (-20.0, true), (-200.0, true), (-500.0, false), (0.01, false), (6.0, false),
     ])
-    func duckGain(dB: Double, taken: Bool) {
+    func duckRange(dB: Double, taken: Bool) {
+        var options = PlayOptions()
+        options.duck = Decibels(dB)
         do {
-            let gain = try PlayOptions.duckGain(Decibels(dB), given: "\(dB)", option: "duck")
-            #expect(taken && gain.value == dB)
+            try options.validate()
+            #expect(taken)
         } catch let error as DuckPromptError {
             #expect(!taken)
-            #expect(error.message == "duck '\(dB)' would raise other streams: give a negative gain such as -20dB")
+            #expect(error.message.hasPrefix("duck ") && error.message.hasSuffix(" is out of range (-200dB to 0dB)"))
         } catch {
             Issue.record("unexpected \(error)")
         }

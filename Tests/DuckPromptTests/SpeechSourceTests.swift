@@ -119,7 +119,7 @@ struct SpeechSourceTests {
             try SpeechSource(text: Self.prompt, wordsPerMinute: wpm)
         }
         #expect(error?.code == .usage)
-        #expect(error?.message.contains("\(wpm) wpm") == true, "\(error?.message ?? "")")
+        #expect(error?.message.hasPrefix("rate \(wpm) is out of range") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("80 to 450") == true, "\(error?.message ?? "")")
     }
 

@@ -180,7 +180,7 @@ struct SpokenWordPolicyTests {
             (#"{"players": [{"action": "pause"}]}"#, "'players' entry 1 needs 'match'"),
             (#"{"players": [{"match": " ", "action": "pause"}]}"#, "'players' entry 1: 'match' is empty"),
             (#"{"players": [{"match": "x", "action": "pause", "when": 1}]}"#, "'players' entry 1: unknown key 'when'"),
-            (#"{"rewind_ms": 70000}"#, "'rewind_ms' must be between 0 and 60000 ms, not 70000"),
+            (#"{"rewind_ms": 70000}"#, "/c.json: rewind-ms 70000 ms is out of range (0 to 60000 ms)"),
         ]
         for (json, message) in bad {
             let error = #expect(throws: DuckPromptError.self) { try DuckPromptConfig.parse(Data(json.utf8), path: "/c.json") }

@@ -100,7 +100,9 @@ struct ServiceIntegrationTests {
         let (rig, speaker, service, recorder, app, before) = try Self.listening("served-music")
         _ = rig
         let prompt = try DuckIntegrationTests.prompt(seconds: 1.0)
-        let id = try Service.id(try service.call("Play", "['\(prompt)']", "{}"))
+        // The keys D-Bus gained with the table (PromptOption), as gdbus types them.
+        let id = try Service.id(try service.call("Play", "['\(prompt)']",
+                                                 "{'duck-exempt-role': <['phone', 'a11y']>, 'latency-msec': <uint32 100>}"))
         let (lowest, outcome, heard) = try Self.listenedThrough(app: app, before: before, recorder: recorder) {
             try service.finished(id)
         }

@@ -64,7 +64,7 @@ extension DuckPrompt {
                     func look() throws -> DeviceListing {
                         var (snapshot, info) = try connection.snapshot()
                         if let name = try currentDefault() { snapshot.defaultSinkName = name }
-                        return DeviceListing(snapshot: snapshot, request: request ?? defaultRequest(), config: config,
+                        return DeviceListing(snapshot: snapshot, request: request ?? config.device ?? defaultRequest(), config: config,
                                              serverName: info.serverName, serverVersion: info.serverVersion)
                     }
                     var listing = try look()

@@ -24,9 +24,6 @@ public final class SpeechSource: @unchecked Sendable {
     public static let defaultVoice = "en"
     /// The speaking rate used when none is given, in words per minute (`espeakRATE_NORMAL`).
     public static let defaultWordsPerMinute = Int(espeakRATE_NORMAL)
-    /// The speaking rates espeak accepts, in words per minute
-    /// (`espeakRATE_MINIMUM` … `espeakRATE_MAXIMUM`).
-    public static let wordsPerMinuteRange = Int(espeakRATE_MINIMUM)...Int(espeakRATE_MAXIMUM)
     /// The most text one prompt says, in Unicode code points (all its texts together): about
     /// five minutes of speech at 175 words per minute, far more than any prompt; longer text
     /// is a usage error (64).
@@ -79,7 +76,8 @@ public final class SpeechSource: @unchecked Sendable {
     ///   - wordsPerMinute: speaking rate, 80 … 450 words per minute; `nil` for 175.
     /// - Throws: `DuckPromptError(.usage)` (64) when the text is empty, blank, longer than
     ///   `maxTextLength`, holds a NUL character or gives no audible speech, when the voice is
-    ///   unknown (the message lists some that exist), or when the rate is outside 80 … 450 wpm;
+    ///   unknown (the message lists some that exist), or when the rate is outside
+    ///   `PlayOptions.wordsPerMinuteRange`;
     ///   `.internal` (70) when libespeak-ng cannot initialise (its data directory is missing or
     ///   damaged; the message names the path it tried) or fails to synthesize; `.unavailable`
     ///   (69) when libespeak-ng itself cannot be loaded (the message names `libespeak-ng.so.1`
@@ -100,12 +98,9 @@ public final class SpeechSource: @unchecked Sendable {
             throw DuckPromptError(.usage, "the text to say holds a NUL character")
         }
         let wordsPerMinute = wordsPerMinute ?? Self.defaultWordsPerMinute
-        guard Self.wordsPerMinuteRange.contains(wordsPerMinute) else {
-            throw DuckPromptError(
-                .usage,
-                "speech rate \(wordsPerMinute) wpm is out of range (\(Self.wordsPerMinuteRange.lowerBound) to "
-                    + "\(Self.wordsPerMinuteRange.upperBound) words per minute)")
-        }
+        // The range check of the option `rate` (PlayOptions.validate()), for an app that makes
+        // a source itself.
+        try PromptOption.rate.check(wordsPerMinute)
         let voice = voice ?? Self.defaultVoice
         let chunks = Self.chunks(of: text)
         // Chunks before the first speech (punctuation, white space) are silence: skipped.

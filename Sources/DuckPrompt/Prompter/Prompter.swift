@@ -158,15 +158,16 @@ public final class Prompter: Sendable {
     /// `pa_context_set_sink_input_volume` for the duck's ramps, `pa_stream_drain`.
     @discardableResult
     public func play(_ sources: [any PromptSource], options: PlayOptions = PlayOptions()) throws -> PromptID {
-        try play(sources, options: options, dropAtCall: false)
+        try options.validate()
+        return try play(sources, options: options, dropAtCall: false)
     }
 
-    /// `play(_:options:)`; with `dropAtCall`, a prompt the queue drops at once is not given an
-    /// id: the call throws `DuckPromptError(.dropped)` (75, with its `dropReason`), and no
-    /// event is sent (the D-Bus service's `Error.Dropped`).
+    /// `play(_:options:)` for options already validated (`PlayOptions.validate()`, which the
+    /// caller ran once, before it opened anything); with `dropAtCall`, a prompt the queue
+    /// drops at once is not given an id: the call throws `DuckPromptError(.dropped)` (75, with
+    /// its `dropReason`), and no event is sent (the D-Bus service's `Error.Dropped`).
     package func play(_ sources: [any PromptSource], options: PlayOptions, dropAtCall: Bool) throws -> PromptID {
         guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
-        try options.validate()
         let name = sources.first?.name ?? ""
         let control = InterruptControl()
         // Under the lock: ids, and places in the queue, in call order.
@@ -209,9 +210,11 @@ public final class Prompter: Sendable {
     /// Opens the files with libsndfile and queues them, then the texts to be spoken, as one
     /// prompt (`play(_:options:)`). Blocks while the files are opened and checked.
     /// - Parameters:
-    ///   - voice: an espeak-ng voice for the texts (nil: `SpeechSource.defaultVoice`).
+    ///   - voice: an espeak-ng voice for the texts (nil: `options.voice`, else
+    ///     `SpeechSource.defaultVoice`).
     ///   - wordsPerMinute: the speech rate in words per minute, within
-    ///     `SpeechSource.wordsPerMinuteRange` (nil: `SpeechSource.defaultWordsPerMinute`).
+    ///     `PlayOptions.wordsPerMinuteRange` (nil: `options.wordsPerMinute`, else
+    ///     `SpeechSource.defaultWordsPerMinute`).
     /// - Throws: `.noInput` (66), `.unsupportedData` (65), `.usage` (64) for an empty or too
     ///   long text, an unknown voice or rate; what `play(_:options:)` throws.
     /// libsndfile `sf_open`; for texts, libespeak-ng `espeak_ng_Synthesize` (opened with `dlopen` on first use).
@@ -219,8 +222,9 @@ public final class Prompter: Sendable {
     public func play(files paths: [String], say texts: [String] = [], voice: String? = nil,
                      wordsPerMinute: Int? = nil, options: PlayOptions = PlayOptions()) throws -> PromptID {
         try options.validate()
-        return try play(try DuckPrompt.sources(files: paths, say: texts, voice: voice, wordsPerMinute: wordsPerMinute),
-                        options: options)
+        return try play(try DuckPrompt.sources(files: paths, say: texts, voice: voice ?? options.voice,
+                                               wordsPerMinute: wordsPerMinute ?? options.wordsPerMinute),
+                        options: options, dropAtCall: false)
     }
 
     /// Speaks `text` with libespeak-ng (`play(files: [], say: [text], …)`): at most
@@ -273,7 +277,7 @@ public final class Prompter: Sendable {
         let connection = try reconnect()
         try connection.waitUntilReady()
         let (snapshot, info) = try connection.currentSnapshot()
-        return DeviceListing(snapshot: snapshot, request: request ?? DuckPrompt.defaultRequest(), config: config,
+        return DeviceListing(snapshot: snapshot, request: request ?? config.device ?? DuckPrompt.defaultRequest(), config: config,
                              serverName: info.serverName, serverVersion: info.serverVersion)
     }
 

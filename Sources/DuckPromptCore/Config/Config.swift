@@ -35,6 +35,9 @@ import FoundationEssentials
 /// - `duck_db`: how far other streams are lowered, in dB, -200…0 (`--duck` overrides).
 /// - `attack_ms`, `release_ms`: duck ramp durations in ms, 0…60000 (`--attack-ms`,
 ///   `--release-ms` override).
+/// - every other option a prompt takes (`PromptOption.configKey`: `duck_mode`, `volume_db`,
+///   `priority`, …; `pre_roll_ms` also as one number for every kind), with the range and the
+///   message of the command's and the D-Bus service's (`PlayOptions.validate()`).
 ///
 /// Validation is strict: an unknown key, a value of the wrong type or out of range, or a name
 /// that is not a device kind is a `DuckPromptError(.config)` (exit 78) naming the file and the
@@ -67,9 +70,10 @@ public struct DuckPromptConfig: Sendable, Equatable {
         .car, .bluetoothA2DP, .headphones, .usb, .lineOut, .bluetoothHFP, .hdmi,
     ]
 
-    /// The keys a config file may hold, in documentation order.
-    public static let validKeys = ["prefer", "ranking", "never", "pre_roll_ms", "duck_db", "attack_ms", "release_ms",
-                                   "players", "rewind_ms"]
+    /// The keys a config file may hold, in documentation order: the routing settings, then
+    /// every prompt option's (`PromptOption.configKey`, `pre_roll_ms` among them), then
+    /// `players`.
+    public static let validKeys = ["prefer", "ranking", "never"] + PromptOption.all.map(\.configKey) + ["players"]
 
     /// Sink patterns tried in order (`prefer`, or `DUCKPROMPT_DEVICE`).
     public var prefer: [String]
@@ -81,17 +85,32 @@ public struct DuckPromptConfig: Sendable, Equatable {
     package var never: [Exclusion]
     /// Pre-roll per kind, in ms (0…5000); kinds not listed have none configured.
     public var preRollMs: [DeviceKind: Int]
-    /// Duck depth in dB (-200…0); nil when the file does not set it.
-    public var duck: Decibels?
-    /// Attack ramp in ms (0…60000); nil when not set.
-    public var attackMs: Int?
-    /// Release ramp in ms (0…60000); nil when not set.
-    public var releaseMs: Int?
     /// What to do with MPRIS players (`players`), first match wins; tried before the default
     /// list of spoken-word players and the genre (`SpokenWordPolicy`).
     package var players: [PlayerRule] = []
-    /// How far back a paused player resumes, ms (0…60000, `rewind_ms`); nil when not set.
-    public var rewindMs: Int?
+    /// The prompt options the file sets, by long option name (`attack-ms`), each of its
+    /// `PromptOption.kind` and within its range: `PlayOptions(config:)` applies them.
+    package internal(set) var options: [String: PromptOptionValue] = [:]
+    /// Duck depth in dB (`duck_db`, -200…0); nil when the file does not set it.
+    public var duck: Decibels? {
+        get { if case .gain(let gain) = options[PromptOption.duck.name] { gain } else { nil } }
+        set { options[PromptOption.duck.name] = newValue.map(PromptOptionValue.gain) }
+    }
+    /// Attack ramp in ms (`attack_ms`, 0…60000); nil when not set.
+    public var attackMs: Int? {
+        get { whole(PromptOption.attackMs) }
+        set { options[PromptOption.attackMs.name] = newValue.map(PromptOptionValue.whole) }
+    }
+    /// Release ramp in ms (`release_ms`, 0…60000); nil when not set.
+    public var releaseMs: Int? {
+        get { whole(PromptOption.releaseMs) }
+        set { options[PromptOption.releaseMs.name] = newValue.map(PromptOptionValue.whole) }
+    }
+    /// How far back a paused player resumes, ms (`rewind_ms`, 0…60000); nil when not set.
+    public var rewindMs: Int? {
+        get { whole(PromptOption.rewindMs) }
+        set { options[PromptOption.rewindMs.name] = newValue.map(PromptOptionValue.whole) }
+    }
     /// The file the settings were read from; nil for the defaults (no file).
     public var path: String?
 
@@ -118,6 +137,16 @@ public struct DuckPromptConfig: Sendable, Equatable {
         self.init(prefer: prefer, ranking: ranking, preRollMs: preRollMs, duck: duck, attackMs: attackMs,
                   releaseMs: releaseMs, path: path)
         self.never = never
+    }
+
+    /// The sink the file names (`device`), which a listing routes to as `duckprompt route
+    /// -d` would; nil when not set.
+    public var device: DeviceRequest? {
+        if case .word(let sink) = options[PromptOption.device.name] { DeviceRequest(parsing: sink) } else { nil }
+    }
+
+    private func whole(_ option: PromptOption) -> Int? {
+        if case .whole(let value) = options[option.name] { value } else { nil }
     }
 
     /// Whether `ranking` differs from `defaultRanking`.
@@ -201,35 +230,23 @@ public struct DuckPromptConfig: Sendable, Equatable {
                     return .pattern(trimmed)
                 }
         }
-        if let value = object["pre_roll_ms"] {
+        if let value = object["pre_roll_ms"], value.number == nil {
+            // Per kind, or one number for every kind (the option `pre-roll-ms`, below).
             guard let table = value.object else {
-                throw fail("'pre_roll_ms' must be an object of device kind to milliseconds ({\"bluetooth-a2dp\": 300}), not \(Self.typeName(value))")
+                throw fail("'pre_roll_ms' must be an object of device kind to milliseconds ({\"bluetooth-a2dp\": 300}) "
+                           + "or a whole number of ms, not \(Self.typeName(value))")
             }
             var preRoll: [DeviceKind: Int] = [:]
             for name in table.keys.sorted() {
                 let kind = try Self.kind(name, key: "pre_roll_ms", fail: fail)
-                preRoll[kind] = try integer(table[name]!, key: "pre_roll_ms.\(name)", range: 0...5000, unit: "ms", fail: fail)
+                let key = "pre_roll_ms.\(name)"
+                let ms = try integer(table[name]!, key: key, unit: "ms", range: PlayOptions.preRollRangeMs, fail: fail)
+                try checked({ fail("'\(key)': \($0)") }) { try PromptOption.preRollMs.check(ms) }
+                preRoll[kind] = ms
             }
             config.preRollMs = preRoll
         }
-        if let value = object["duck_db"] {
-            guard let number = value.number else {
-                throw fail("'duck_db' must be a number of dB between -200 and 0 (e.g. -20), not \(Self.typeName(value))")
-            }
-            guard number.isFinite, PlayOptions.duckRange.contains(number) else {
-                throw fail("'duck_db' must be between -200 and 0 dB, not \(Self.format(number))")
-            }
-            config.duck = Decibels(number)
-        }
-        if let value = object["attack_ms"] {
-            config.attackMs = try integer(value, key: "attack_ms", range: 0...60000, unit: "ms", fail: fail)
-        }
-        if let value = object["release_ms"] {
-            config.releaseMs = try integer(value, key: "release_ms", range: 0...60000, unit: "ms", fail: fail)
-        }
-        if let value = object["rewind_ms"] {
-            config.rewindMs = try integer(value, key: "rewind_ms", range: PlayOptions.rewindRangeMs, unit: "ms", fail: fail)
-        }
+        config.options = try promptOptions(in: object, fail: fail)
         if let value = object["players"] {
             config.players = try playerRules(value, fail: fail)
         }
@@ -268,7 +285,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
         }
     }
 
-    private static func strings(_ value: JSONValue, key: String, what: String,
+    static func strings(_ value: JSONValue, key: String, what: String,
                                 fail: (String) -> DuckPromptError) throws -> [String] {
         if case .string = value {
             throw fail("'\(key)' must be an array of \(what) ([\"…\"]), not a string")
@@ -284,16 +301,15 @@ public struct DuckPromptConfig: Sendable, Equatable {
         }
     }
 
-    private static func integer(_ value: JSONValue, key: String, range: ClosedRange<Int>, unit: String,
+    /// A whole number; `range` only says what to give in the message (the range check is
+    /// `PlayOptions.validate()`'s).
+    static func integer(_ value: JSONValue, key: String, unit: String, range: ClosedRange<Int>,
                                 fail: (String) -> DuckPromptError) throws -> Int {
         guard let number = value.number else {
             throw fail("'\(key)' must be a whole number of \(unit) (\(range.lowerBound)…\(range.upperBound)), not \(typeName(value))")
         }
         guard number.isFinite, number == number.rounded(), let whole = Int(exactly: number) else {
             throw fail("'\(key)' must be a whole number of \(unit), not \(format(number))")
-        }
-        guard range.contains(whole) else {
-            throw fail("'\(key)' must be between \(range.lowerBound) and \(range.upperBound) \(unit), not \(whole)")
         }
         return whole
     }
@@ -329,7 +345,7 @@ public struct DuckPromptConfig: Sendable, Equatable {
         }
     }
 
-    private static func format(_ number: Double) -> String {
+    static func format(_ number: Double) -> String {
         number.isFinite && number == number.rounded() && abs(number) < 1e15 ? "\(Int(number))" : "\(number)"
     }
 

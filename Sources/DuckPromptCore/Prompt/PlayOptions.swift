@@ -48,6 +48,11 @@ public struct PlayOptions: Sendable {
     /// (`--pre-roll-ms`); nil: the config file's `pre_roll_ms` for the sink's kind, else
     /// `PlayOptions.defaultPreRollMs`.
     public var preRollMs: Int?
+    /// The espeak-ng voice texts are spoken with (`--voice`); nil: `SpeechSource.defaultVoice`.
+    public var voice: String?
+    /// The rate texts are spoken at, in words per minute (`--rate`), within
+    /// `wordsPerMinuteRange`; nil: `SpeechSource.defaultWordsPerMinute`.
+    public var wordsPerMinute: Int?
 
     /// `volume`'s range in dB: at most 20 dB over the saved prompt volume (ten times its
     /// amplitude; libpulse would take up to `PA_VOLUME_MAX`, about +192 dB, and a typo such as
@@ -66,6 +71,9 @@ public struct PlayOptions: Sendable {
     public static let preRollRangeMs = 0...5000
     /// `rewindMs`: 0 … 60000 ms.
     public static let rewindRangeMs = 0...60_000
+    /// `wordsPerMinute`: 80 … 450, the rates espeak-ng takes (`espeakRATE_MINIMUM`,
+    /// `espeakRATE_MAXIMUM`).
+    public static let wordsPerMinuteRange = 80...450
 
     /// Which MPRIS players the prompt pauses: none with `--duck-mode none` (which leaves
     /// every stream as it is), none with `--no-pause` (but a player a rule ignores is left
@@ -77,25 +85,16 @@ public struct PlayOptions: Sendable {
         return duckMode == .pause ? .every : .spokenWord
     }
 
-    /// Checks every number against its range (the ranges above); `play` calls it before it
-    /// opens a file or contacts a server, so out-of-range options never change a volume.
-    /// - Throws: `DuckPromptError(.usage)` (64) naming the field, its value and its range.
+    /// Checks every number against its range (the ranges above), and the stream properties
+    /// against `PromptLimits`: the one range check of a prompt's options, whichever front gave
+    /// them (`PromptOption`). `play` calls it once, before it opens a file or contacts a
+    /// server, so out-of-range options never change a volume.
+    /// - Throws: `DuckPromptError(.usage)` (64): "NAME VALUE is out of range (LOW to HIGH)",
+    ///   NAME the long option (`attack-ms`); `limit: .properties` for too many or too long
+    ///   properties.
     public func validate() throws {
-        func check<T: Comparable>(_ value: T?, _ range: ClosedRange<T>, _ name: String, _ text: (T) -> String) throws {
-            guard let value, !range.contains(value) else { return }
-            throw DuckPromptError(.usage, "\(name) \(text(value)) is out of range (\(text(range.lowerBound)) to \(text(range.upperBound)))")
-        }
-        let dB = { (v: Double) in v > 0 ? "+\(Decibels(v))" : "\(Decibels(v))" }
-        let ms = { (v: Int) in "\(v) ms" }
-        // NaN is in no range, but `contains` says false for it too: rejected.
-        try check(volume?.value, Self.volumeRange, "volume (relative to the saved prompt volume)", dB)
-        if duckMode == .duck || duckMode == .pause { try check(duck.value, Self.duckRange, "duck", dB) }
-        try check(attackMs, Self.rampRangeMs, "attack", ms)
-        try check(releaseMs, Self.rampRangeMs, "release", ms)
-        try check(latencyMs, Self.latencyRangeMs, "latency", ms)
-        try check(expireMs, Self.expireRangeMs, "expiry", ms)
-        try check(preRollMs, Self.preRollRangeMs, "pre-roll", ms)
-        try check(rewindMs, Self.rewindRangeMs, "rewind", ms)
+        // NaN is in no range: `contains` says false for it, so it is refused.
+        for option in PromptOption.all { try option.check(in: self) }
     }
 
     /// Pre-roll by kind when nothing else says: Bluetooth A2DP 300 ms, Bluetooth HFP 1000 ms,
@@ -112,19 +111,21 @@ public struct PlayOptions: Sendable {
         return config.preRollMs(for: kind) ?? Self.defaultPreRollMs[kind] ?? 0
     }
 
-    /// The options a prompt gets from the user's config file, as `duckprompt play` starts from
-    /// them: the config's `duck_db`, `attack_ms` and `release_ms` replace the defaults (-20 dB,
-    /// 200 ms, 500 ms) and its `rewind_ms` the rewind (2000 ms), its `players` rules decide
-    /// which players are paused, and its `prefer`, `ranking`, `never` and `pre_roll_ms` route the prompt.
-    /// Set fields afterwards to override (the command does so for the options given to it).
-    /// - Parameter config: e.g. `try DuckPromptConfig.load()`, which checks every range.
+    /// The options a prompt gets from the user's config file, as `duckprompt play` and the
+    /// service start from them: each prompt option the file sets (`duck_db`, `attack_ms`, …,
+    /// `PromptOption.configKey`) replaces its default, its `players` rules decide which
+    /// players are paused, and its `prefer`, `ranking`, `never` and `pre_roll_ms` route the
+    /// prompt. Set fields afterwards to override (the command does so for the options given
+    /// to it, the service for the keys of a call).
+    /// - Parameter config: e.g. `try DuckPromptConfig.load()`, which checked every value.
     public init(config: DuckPromptConfig) {
         self.init()
         self.config = config
-        if let duck = config.duck { self.duck = duck }
-        if let attackMs = config.attackMs { self.attackMs = attackMs }
-        if let releaseMs = config.releaseMs { self.releaseMs = releaseMs }
-        if let rewindMs = config.rewindMs { self.rewindMs = rewindMs }
+        for (name, value) in config.options.sorted(by: { $0.key < $1.key }) {
+            do { try PromptOption.named(name)!.apply(value, to: &self) } catch {
+                preconditionFailure("DuckPromptConfig.parse let \(name) \(value) through: \(error)")
+            }
+        }
     }
 
     public init(device: DeviceRequest? = nil, duck: Decibels = Decibels(-20), duckMode: DuckMode = .duck,
