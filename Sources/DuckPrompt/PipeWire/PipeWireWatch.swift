@@ -1,5 +1,4 @@
 import CPipeWireNodes
-import CPulseAudio
 import Glibc
 
 /// What the PipeWire node of a sink-input applied, one value per change, in order: the
@@ -29,7 +28,7 @@ final class PipeWireWatch: @unchecked Sendable {
     // @unchecked: every member is touched with the connection's loop lock held.
     private let handle: OpaquePointer
     private let mainloop: OpaquePointer
-    private var io: OpaquePointer?
+    private var io: MainloopIO?
     /// Where volumes and losses go: every inbox gets each (the sessions sharing a held
     /// connection each pick their own nodes). Lock held.
     var inboxes: [EventInbox] = []
@@ -71,17 +70,13 @@ final class PipeWireWatch: @unchecked Sendable {
         self.handle = handle
         self.mainloop = mainloop
         dp_pw_set_userdata(handle, Unmanaged.passUnretained(self).toOpaque())
-        let api = pa_threaded_mainloop_get_api(mainloop)!
-        io = api.pointee.io_new(api, dp_pw_fd(handle), PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
-            let watch = Unmanaged<PipeWireWatch>.fromOpaque(userdata!).takeUnretainedValue()
-            watch.dispatchLocked()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        io = MainloopIO(mainloop: mainloop, fd: dp_pw_fd(handle)) { [unowned self] in dispatchLocked() }
         dispatchLocked()
     }
 
     /// Unhooks and disconnects. Lock held.
     deinit {
-        if let io { pa_threaded_mainloop_get_api(mainloop)?.pointee.io_free(io) }
+        io?.stop()
         dp_pw_free(handle)
     }
 
@@ -158,9 +153,9 @@ final class PipeWireWatch: @unchecked Sendable {
 
     fileprivate func volumesLocked(node: UInt32, linear: UnsafeBufferPointer<Float>) {
         // pipewire-pulse's own conversion, libpulse's function: round(cbrt(linear) × PA_VOLUME_NORM).
-        let volume = ChannelVolumes(linear.map { pa_sw_volume_from_linear(Double($0)) })
+        let volume = ChannelVolumes(linear.map { VolumeMath.volume(fromLinear: Double($0)) })
         for inbox in inboxes { inbox.nodeVolumes.append((node, volume)) }
-        pa_threaded_mainloop_signal(mainloop, 0)
+        MainloopIO.signal(mainloop)
     }
 
     fileprivate func lostLocked(node: UInt32, res: Int32) {
@@ -170,11 +165,10 @@ final class PipeWireWatch: @unchecked Sendable {
             if defaultSinkRead == .pending { defaultSinkRead = .unknown }
             // Its descriptor would stay readable (hung up): no more polling. libpulse allows
             // an io event to be freed from its own callback.
-            if let io { pa_threaded_mainloop_get_api(mainloop)?.pointee.io_free(io) }
-            io = nil
+            io?.stop()
         }
         for inbox in inboxes { inbox.lostNodes.append(node) }
-        pa_threaded_mainloop_signal(mainloop, 0)
+        MainloopIO.signal(mainloop)
     }
 
     private static let onVolumes: dp_pw_volumes_cb = { userdata, node, linear, channels in
@@ -188,7 +182,7 @@ final class PipeWireWatch: @unchecked Sendable {
         DebugTrace.write("pipewire: the default sink is \(sink ?? "none")")
         watch.defaultSink = .some(sink)
         for listener in watch.defaultSinkListeners { listener(sink) }
-        pa_threaded_mainloop_signal(watch.mainloop, 0)
+        MainloopIO.signal(watch.mainloop)
     }
 
     private static let onDefaultSinkRead: dp_pw_default_read_cb = { userdata, res, name in
@@ -196,7 +190,7 @@ final class PipeWireWatch: @unchecked Sendable {
         let sink = name.map { String(cString: $0) }
         DebugTrace.write("pipewire: read the default sink anew: \(res == 0 ? sink ?? "none" : "unknown (\(res))")")
         watch.defaultSinkRead = res == 0 ? .named(sink) : .unknown
-        pa_threaded_mainloop_signal(watch.mainloop, 0)
+        MainloopIO.signal(watch.mainloop)
     }
 
     private static let onLost: dp_pw_lost_cb = { userdata, node, res in
