@@ -15,9 +15,11 @@ struct CrashAndConcurrencyTests {
         let player = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: 50000)
         let original = try #require(try Pactl.volume(ofApp: app))
 
-        let prompt = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)])
+        let prompt = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)],
+                                    environment: ["DUCKPROMPT_DEBUG": "1"], captureStderr: true)
         try DuckIntegrationTests.waitDucked(app, from: original)
-        Thread.sleep(forTimeInterval: 0.3)
+        // Past the attack: the prompt holds the duck while it plays (its trace says so).
+        #expect(prompt.waitForOutput(containing: "prompt: hold(", timeout: timeLimit(3)), "the prompt never played")
         kill(prompt.process.processIdentifier, SIGKILL)
         // nil: still running after 5 s (then killed by `wait`): the first kill did not take.
         let status = prompt.wait(timeout: 5)
@@ -111,12 +113,15 @@ extension CrashAndConcurrencyTests {
     @Test("A Bluetooth headset that connects while a prompt waits its turn is used for that prompt")
     func queuedPromptFollowsNewDevice() throws {
         let (rig, _) = try Rig.defaultSpeaker()
-        let first = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 2)])
-        Thread.sleep(forTimeInterval: 0.5)
+        let first = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 2)],
+                                   environment: ["DUCKPROMPT_DEBUG": "1"], captureStderr: true)
+        #expect(first.waitForOutput(containing: "prompt: hold(", timeout: timeLimit(3)), "the first prompt never played")
         let queued = try Background([duckpromptBinary, "play", "--verbose", try DuckIntegrationTests.prompt(seconds: 0.4)],
-                                    captureStderr: true)
-        Thread.sleep(forTimeInterval: 0.3)
-        #expect(queued.process.isRunning, "the second prompt waits for the first")
+                                    environment: ["DUCKPROMPT_DEBUG": "1"], captureStderr: true)
+        // In the queue behind the 2 s prompt: it waits for its turn and has not routed.
+        #expect(queued.waitForOutput(containing: "prompt: waitTurn", timeout: timeLimit(3)), "the second prompt never queued")
+        let early = String(decoding: queued.bytes, as: UTF8.self)
+        #expect(queued.process.isRunning && !early.contains("prompt: route"), "the second prompt did not wait for the first: \(early)")
         let bt = try rig.bluetooth()   // the headset connects while the second prompt waits
         #expect(first.wait(timeout: 10) == 0)
         #expect(queued.wait(timeout: 10) == 0)
@@ -171,8 +176,9 @@ extension CrashAndConcurrencyTests {
     func expiryAndBusyDrop() throws {
         let (rig, _) = try Rig.defaultSpeaker()
         defer { withExtendedLifetime(rig) {} }
-        let long = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)])
-        Thread.sleep(forTimeInterval: 0.5)
+        let long = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)],
+                                  environment: ["DUCKPROMPT_DEBUG": "1"], captureStderr: true)
+        #expect(long.waitForOutput(containing: "prompt: hold(", timeout: timeLimit(3)), "the 3 s prompt never played")
         let short = try DuckIntegrationTests.prompt(seconds: 0.4)
         let expired = try run([duckpromptBinary, "play", "--expire-ms", "1000", short], check: false)
         #expect(expired.status == 75, "\(expired.stderr)")

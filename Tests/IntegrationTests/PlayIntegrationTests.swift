@@ -110,8 +110,8 @@ struct PlayIntegrationTests {
 
         let speakerRec = try MonitorRecorder(sink: speaker)
         let btRec = try MonitorRecorder(sink: bt)
-        try speakerRec.waitForAudio(seconds: 1.0)
-        Thread.sleep(forTimeInterval: 0.5)
+        // 1.5 s of the music recorded before the prompt (its level before the duck).
+        try speakerRec.waitForAudio(seconds: 1.5)
         let result = try run([duckpromptBinary, "play", try Self.prompt()], check: false)
         #expect(result.status == 0, "duckprompt play: \(result.stderr)")
         try speakerRec.waitForMoreAudio(seconds: 1.5)
@@ -154,8 +154,8 @@ struct PlayIntegrationTests {
 
         let speakerRec = try MonitorRecorder(sink: speaker)
         let nullRec = try MonitorRecorder(sink: null)
-        try speakerRec.waitForAudio(seconds: 1.0)
-        Thread.sleep(forTimeInterval: 0.5)
+        // 1.5 s of the music recorded before the prompt (its level before the duck).
+        try speakerRec.waitForAudio(seconds: 1.5)
         let result = try run([duckpromptBinary, "play", try Self.prompt()], check: false)
         #expect(result.status == 0, "duckprompt play: \(result.stderr)")
         try speakerRec.waitForMoreAudio(seconds: 1.5)

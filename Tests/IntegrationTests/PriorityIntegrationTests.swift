@@ -126,8 +126,10 @@ struct PriorityIntegrationTests {
         for priority in ["text", "progress"] {
             let playing = try Background([duckpromptBinary, "play", "--priority", priority, first], captureStderr: true)
             try Self.waitHearing(recorder, hertz: 1000, what: "the first \(priority) prompt")
-            let waiting = try Background([duckpromptBinary, "play", "--priority", priority, stale], captureStderr: true)
-            Thread.sleep(forTimeInterval: 0.2)
+            let waiting = try Background([duckpromptBinary, "play", "--priority", priority, stale],
+                                         environment: ["DUCKPROMPT_DEBUG": "1"], captureStderr: true)
+            // In the queue before the newer one comes: its trace says it waits for its turn.
+            #expect(waiting.waitForOutput(containing: "prompt: waitTurn", timeout: timeLimit(3)), "\(priority): never queued")
             let newer = try Background([duckpromptBinary, "play", "--priority", priority, fresh], captureStderr: true)
             let staleStatus = waiting.wait(timeout: timeLimit(10))
             let staleErr = String(decoding: waiting.bytes, as: UTF8.self)

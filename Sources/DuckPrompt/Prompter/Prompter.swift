@@ -187,7 +187,9 @@ public final class Prompter: Sendable {
         emit(.queued(id, name: name))
         let entry: QueueEntry
         switch entered {
-        case .success(let e): entry = e
+        case .success(let e):
+            entry = e
+            DebugTrace.write("prompter: \(id) queued (ticket \(e.ticket.seq))")
         case .failure(let dropped):
             finish(id, .failure(dropped))
             return id
