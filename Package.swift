@@ -27,7 +27,7 @@ let package = Package(
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3",
                        providers: [.apt(["libpipewire-0.3-dev"])]),
         // The one C file over libpipewire: a PipeWire node's volumes, each change in order
-        // (Pulse/PipeWireWatch.swift is its only caller).
+        // (PipeWire/PipeWireWatch.swift is its only caller).
         .target(name: "CPipeWireNodes", dependencies: ["CPipeWire"]),
         // libsystemd's sd-bus, for the library's messages and its session-bus client (MPRIS
         // players, DuckPrompt/Bus/), the service's bus connection and the C vtable below, and

@@ -34,7 +34,7 @@ package struct PromptLifecycle: Sendable, Equatable {
         var preRollMs: Int
         /// Whether there is any stream to duck (the plan has entries).
         var ducks: Bool
-        /// As many streams to duck as a busy desktop has (`DuckPrompt.busyDesktopStreams`).
+        /// As many streams to duck as a busy desktop has (`PromptPlan.busyDesktopStreams`).
         var busy: Bool = false
         /// `--volume` is set: the prompt's own volume is set relative to the saved one, and
         /// set back at the end.
