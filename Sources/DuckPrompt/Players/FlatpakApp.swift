@@ -33,11 +33,14 @@ enum FlatpakApp {
         return nil
     }
 
-    /// The app id of process `pid`: from `/proc/PID/root/.flatpak-info` (at most 64 KiB read);
-    /// nil for a process on the host, or one that cannot be looked at.
+    /// The app id of process `pid`: from `/proc/PID/root/.flatpak-info`, a regular file of at
+    /// most 64 KiB (`BoundedFile`: judged by its size before a byte is read, so a sandbox
+    /// cannot make us read a large one); nil for a process on the host, or one that cannot be
+    /// looked at.
     static func appID(ofProcess pid: Int32) -> String? {
-        guard pid > 0, let data = FileManager.default.contents(atPath: "/proc/\(pid)/root/.flatpak-info"),
-              data.count <= 65536 else { return nil }
+        guard pid > 0, let data = try? BoundedFile.read(path: "/proc/\(pid)/root/.flatpak-info", limit: 65536) else {
+            return nil
+        }
         return appID(fromInfo: String(decoding: data, as: UTF8.self))
     }
 }
