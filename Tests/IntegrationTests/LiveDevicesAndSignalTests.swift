@@ -82,7 +82,7 @@ struct LiveDevicesAndSignalTests {
         #expect(stderr.split(separator: "\n").contains { $0.hasPrefix("duckprompt: ducked and restored: ") && $0.contains("#\(musicIndex)") },
                 "\(stderr)")
         // Restored with a ramp, not a jump: the music (300 Hz) never changes by more than
-        // `Levels.rampStepLimit` from one 10 ms window to the next, before, during or after the signal.
+        // `rampStepLimit` from one 10 ms window to the next, before, during or after the signal.
         try recorder.waitForMoreAudio(seconds: 1.0)
         let music = Array(Levels.tone(recorder.stop(), hertz: Double(PlayIntegrationTests.musicHz)).drop { $0 < -100 }
             .dropFirst(3).dropLast(2))   // partial windows at the recording's edges

@@ -84,8 +84,18 @@ struct PlayIntegrationTests {
         let playing = levels.indices.filter { levels[$0] > -100 }
         guard let firstPlaying = playing.first else { throw TestFailure("no music on the monitor") }
         let reference = Levels.median(levels[firstPlaying..<min(levels.count, firstPlaying + 30)])
-        let low = levels.indices.filter { $0 > firstPlaying && levels[$0] < reference - 10 && levels[$0] > -150 }
-        guard let lowFirst = low.first, let lowLast = low.last, lowLast - lowFirst > 50 else {
+        let isLow = { (i: Int) in levels[i] < reference - 10 && levels[i] > -150 }
+        let lowFirst = levels.indices.first { $0 > firstPlaying && isLow($0) }
+        // The ducked stretch ends where the music stays up for 20 windows: a dropout after the
+        // restore (the two labs share two cores) is not the duck.
+        var lowLast = lowFirst
+        if let start = lowFirst {
+            for i in start..<levels.count where isLow(i) {
+                if let last = lowLast, i - last > 20 { break }
+                lowLast = i
+            }
+        }
+        guard let lowFirst, let lowLast, lowLast - lowFirst > 50 else {
             throw TestFailure("the music was not ducked: reference \(reference) dB, levels \(levels.map { Int($0) })")
         }
         let before = Levels.median(levels[firstPlaying..<lowFirst].suffix(50).dropLast(30))
@@ -114,7 +124,7 @@ struct PlayIntegrationTests {
         try speakerRec.waitForAudio(seconds: 1.5)
         let result = try run([duckpromptBinary, "play", try Self.prompt()], check: false)
         #expect(result.status == 0, "duckprompt play: \(result.stderr)")
-        try speakerRec.waitForMoreAudio(seconds: 1.5)
+        try speakerRec.waitForMoreAudio(seconds: 2.0)
         let speakerSamples = speakerRec.stop()
         let btSamples = btRec.stop()
 
@@ -131,7 +141,7 @@ struct PlayIntegrationTests {
         #expect(try Pactl.volume(ofApp: app) == volumeBefore, "pa_cvolume not restored exactly")
 
         // The ramp is smooth: the music (300 Hz: three whole periods per 10 ms window) never
-        // jumps by more than `Levels.rampStepLimit` from one 10 ms window to the next.
+        // jumps by more than `rampStepLimit` (Support.swift) from one 10 ms window to the next.
         // The first windows of a recording can be partial: skip three, and the last two.
         let rms = Array(Levels.rms(speakerSamples).drop { $0 < -100 }.dropFirst(3).dropLast(2))
         let step = Levels.largestStep(rms)
@@ -158,7 +168,7 @@ struct PlayIntegrationTests {
         try speakerRec.waitForAudio(seconds: 1.5)
         let result = try run([duckpromptBinary, "play", try Self.prompt()], check: false)
         #expect(result.status == 0, "duckprompt play: \(result.stderr)")
-        try speakerRec.waitForMoreAudio(seconds: 1.5)
+        try speakerRec.waitForMoreAudio(seconds: 2.0)
         let speakerSamples = speakerRec.stop()
         let nullSamples = nullRec.stop()
 
