@@ -26,8 +26,9 @@ let package = Package(
         // libpipewire's headers and library, for the C layer below alone.
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3",
                        providers: [.apt(["libpipewire-0.3-dev"])]),
-        // The one C file over libpipewire: a PipeWire node's volumes, each change in order
-        // (PipeWire/PipeWireWatch.swift is its only caller).
+        // The C over libpipewire: a PipeWire node's volumes, each change in order
+        // (node_volumes.c), and the default sink's name (default_sink.c); PipeWire/ is its
+        // only caller.
         .target(name: "CPipeWireNodes", dependencies: ["CPipeWire"]),
         // libsystemd's sd-bus, for the library's messages and its session-bus client (MPRIS
         // players, DuckPrompt/Bus/), the service's bus connection and the C vtable below, and
@@ -77,9 +78,12 @@ let package = Package(
                           path: "Examples/HeldPrompter"),
         .testTarget(name: "DuckPromptTests", dependencies: ["DuckPrompt"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "DuckPromptCLITests", dependencies: ["DuckPromptCLI"]),
+        // What the CLI and integration tests share: the process runner, rigs of emulated
+        // devices and players, test audio, waits, time limits (no C module, no library code).
+        .target(name: "DuckPromptTestSupport", path: "Tests/DuckPromptTestSupport"),
+        .testTarget(name: "DuckPromptCLITests", dependencies: ["DuckPromptCLI", "DuckPromptTestSupport"]),
         .testTarget(name: "DuckPromptServiceTests", dependencies: ["DuckPromptService"]),
         .testTarget(name: "DuckPromptLabTests", dependencies: ["DuckPromptLab", "DuckPromptProbe", "DuckPrompt"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["DuckPrompt", "DuckPromptProbe"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DuckPrompt", "DuckPromptProbe", "DuckPromptTestSupport"]),
     ]
 )

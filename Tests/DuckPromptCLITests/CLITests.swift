@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import DuckPromptCLI
 import DuckPrompt
+import DuckPromptTestSupport
 
 // Runs of the built `duckprompt` binary with no sound server reachable: help, versions,
 // usage errors, bad files and an unreachable server, checked by stdout, stderr and exit code.
@@ -11,63 +12,20 @@ import DuckPrompt
 let unreachableServer = "unix:/nonexistent/duckprompt-test"
 
 /// One finished run of the binary.
-struct Run: CustomStringConvertible {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    var seconds: Double
-    /// Seconds from the signal `Binary.run` sent to the exit; nil when none was sent.
-    var secondsAfterSignal: Double? = nil
-
-    var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)---" }
-
-    /// stderr's lines (without the final newline's empty tail).
-    var errorLines: [Substring] { stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast() }
-}
+typealias Run = ProcessResult
 
 enum Binary {
-    /// A time limit, widened under ThreadSanitizer (`Scripts/test --sanitize thread`).
-    static func timeLimit(_ seconds: Double) -> Double {
-        ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] == nil ? seconds : seconds + 3
-    }
-
-    /// Where `duckprompt` was built: `DUCKPROMPT_BIN`, else next to the test bundle.
-    static let url: URL? = {
-        let fm = FileManager.default
-        if let path = ProcessInfo.processInfo.environment["DUCKPROMPT_BIN"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        var dirs: [URL] = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-        let arg0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        dirs += [arg0.deletingLastPathComponent(), arg0.deletingLastPathComponent().deletingLastPathComponent()]
-        for dir in dirs {
-            let candidate = dir.appendingPathComponent("duckprompt")
-            var isDirectory: ObjCBool = false
-            if fm.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-               fm.isExecutableFile(atPath: candidate.path) {
-                return candidate
-            }
-        }
-        return nil
-    }()
-
-    /// Runs the binary with `arguments`, no server reachable (`PULSE_SERVER` points nowhere,
-    /// `XDG_RUNTIME_DIR` and the other variables that redirect libpulse removed). Kills it
-    /// after `limit` seconds.
+    /// Runs the built `duckprompt` (`duckpromptBinaryURL`) with `arguments` through the shared
+    /// runner, no server reachable (`PULSE_SERVER` points nowhere, `XDG_RUNTIME_DIR` and the
+    /// other variables that redirect libpulse removed, an empty config home), in a scratch
+    /// directory. Records an issue when it outlives `limit` seconds (it is then terminated).
     /// - Parameters:
     ///   - input: a file (or FIFO) for standard input; default /dev/null.
     ///   - signal: sent `signal.after` seconds after the start, if the binary still runs.
     static func run(_ arguments: [String], limit: Double = 30, environment extra: [String: String] = [:],
                     input: FileHandle = .nullDevice, signal: (number: Int32, after: Double)? = nil) throws -> Run {
-        let binary = try #require(url, "duckprompt binary not found next to the tests; set DUCKPROMPT_BIN")
+        let binary = try #require(duckpromptBinaryURL, "duckprompt binary not found next to the tests; set DUCKPROMPT_BIN")
         let dir = try Scratch()
-        let out = dir.url.appendingPathComponent("stdout")
-        let err = dir.url.appendingPathComponent("stderr")
-        try Data().write(to: out)
-        try Data().write(to: err)
-        let outHandle = try FileHandle(forWritingTo: out)
-        let errHandle = try FileHandle(forWritingTo: err)
-
         var environment = ProcessInfo.processInfo.environment
         for key in ["XDG_RUNTIME_DIR", "PULSE_SINK", "PULSE_SOURCE", "PULSE_COOKIE", "DISPLAY"] {
             environment.removeValue(forKey: key)
@@ -77,68 +35,19 @@ enum Binary {
         environment["XDG_CONFIG_HOME"] = dir.url.appendingPathComponent("config").path
         environment.removeValue(forKey: "DUCKPROMPT_DEVICE")
         for (k, v) in extra { environment[k] = v }
-
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = environment
-        process.currentDirectoryURL = dir.url
-        process.standardInput = input
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        let start = ContinuousClock.now
-        try process.run()
-        var signalled: ContinuousClock.Instant? = nil
-        while process.isRunning && (ContinuousClock.now - start) < .seconds(limit) {
-            if let signal, signalled == nil, ContinuousClock.now - start >= .seconds(signal.after) {
-                kill(process.processIdentifier, signal.number)
-                signalled = .now
-            }
-            Thread.sleep(forTimeInterval: 0.001)
-        }
-        if process.isRunning {
-            process.terminate()
-            // One that does not heed SIGTERM (blocked in open or read) gets SIGKILL.
-            let grace = ContinuousClock.now
-            while process.isRunning && ContinuousClock.now - grace < .seconds(2) { Thread.sleep(forTimeInterval: 0.01) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            Issue.record("duckprompt \(arguments) still running after \(limit) s; terminated")
-        }
-        process.waitUntilExit()
-        let elapsed = ContinuousClock.now - start
-        try outHandle.close()
-        try errHandle.close()
-        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
-        return Run(status: process.terminationStatus,
-                   stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
-                   stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self),
-                   seconds: seconds(elapsed), secondsAfterSignal: signalled.map { seconds(start + elapsed - $0) })
+        let result = try DuckPromptTestSupport.run(arguments, executable: binary, environment: environment,
+                                                   inheritEnvironment: false, input: .file(input), directory: dir.url,
+                                                   limit: limit, signal: signal, check: false)
+        if result.timedOut { Issue.record("duckprompt \(arguments) still running after \(limit) s; terminated") }
+        return result
     }
 }
 
-/// A fresh temporary directory, removed when the value goes away.
-final class Scratch {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("duckprompt-cli-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
+extension Scratch {
     /// A 0.2 s 1 kHz WAV at 48 kHz with `channels` channels (default mono), made by sox.
     func wav(_ name: String = "x.wav", channels: Int = 1) throws -> String {
         let path = path(name)
-        let sox = Process()
-        sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sox.arguments = ["sox", "-n", "-r", "48000", "-c", "\(channels)", path, "synth", "0.2", "sine", "1000"]
-        sox.standardInput = FileHandle.nullDevice
-        try sox.run()
-        sox.waitUntilExit()
-        try #require(sox.terminationStatus == 0, "sox could not make \(path)")
+        try DuckPromptTestSupport.run(["sox", "-n", "-r", "48000", "-c", "\(channels)", path, "synth", "0.2", "sine", "1000"])
         return path
     }
 }
@@ -281,7 +190,7 @@ struct FileRunTests {
         let readable = try Binary.run(arguments)
         let pipe = Pipe()
         let process = Process()
-        process.executableURL = try #require(Binary.url)
+        process.executableURL = URL(fileURLWithPath: duckpromptBinary)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["PULSE_SERVER"] = unreachableServer
@@ -345,7 +254,7 @@ struct NoServerRunTests {
         let run = try Binary.run(["play"] + options + [wav])
         expectError(run, status: 69)
         #expect(run.stderr.contains(unreachableServer), "\(run)")
-        #expect(run.seconds < Binary.timeLimit(6), "took \(run.seconds) s")
+        #expect(run.seconds < timeLimit(6), "took \(run.seconds) s")
     }
 
     @Test("--server overrides PULSE_SERVER in the message")
@@ -383,7 +292,7 @@ struct NoServerRunTests {
         let run = try Binary.run(arguments)
         expectError(run, status: 69)
         #expect(run.stderr.contains(unreachableServer), "\(run)")
-        #expect(run.seconds < Binary.timeLimit(6), "took \(run.seconds) s")
+        #expect(run.seconds < timeLimit(6), "took \(run.seconds) s")
     }
 }
 
@@ -680,7 +589,7 @@ struct HostileInputCLITests {
         let run = try Binary.run(["devices", "--from", "/dev/zero"], limit: 5)
         expectError(run, status: 66)
         #expect(run.stderr == "duckprompt: /dev/zero: is not a regular file (a character device)\n")
-        #expect(run.seconds < Binary.timeLimit(1))
+        #expect(run.seconds < timeLimit(1))
     }
 
     @Test("devices --from a 100 MB file: 65, larger than 16 MiB, at once; random bytes under it: 65, not text")
@@ -692,7 +601,7 @@ struct HostileInputCLITests {
         let run = try Binary.run(["devices", "--from", large], limit: 10)
         expectError(run, status: 65)
         #expect(run.stderr == "duckprompt: \(large): is larger than 16 MiB: no sink dump is that large\n")
-        #expect(run.seconds < Binary.timeLimit(1))
+        #expect(run.seconds < timeLimit(1))
 
         // 1 MB of bytes that look random (a multiplicative hash of the offset), NULs among them.
         let random = scratch.path("random.bin")
@@ -730,7 +639,7 @@ struct HostileInputCLITests {
             expectError(run, status: 78)
             #expect(run.stderr == "duckprompt: \(file): "
                     + (kind == "large" ? "is larger than 1 MiB: a config file is a few lines of JSON\n" : "is not a regular file (a FIFO)\n"))
-            #expect(run.seconds < Binary.timeLimit(1))
+            #expect(run.seconds < timeLimit(1))
         }
     }
 

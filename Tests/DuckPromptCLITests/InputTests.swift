@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import Testing
 
@@ -21,15 +22,7 @@ struct InputRunTests {
     }
 
     static func tool(_ arguments: [String]) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = arguments
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        try #require(p.terminationStatus == 0, "\(arguments) failed")
+        try DuckPromptTestSupport.run(arguments)
     }
 
     /// The first half of `path`, as `cut-NAME` beside it.
@@ -105,7 +98,7 @@ struct InputRunTests {
         #expect(run.status == status, "\(run)")
         #expect(run.stdout.isEmpty && run.stderr.isEmpty, "\(run)")
         let after = try #require(run.secondsAfterSignal, "\(run)")
-        #expect(after < Binary.timeLimit(0.5), "exit \(after) s after the signal")
+        #expect(after < timeLimit(0.5), "exit \(after) s after the signal")
     }
 
     @Test("a FIFO whose writer sent a header and then nothing, never closing: SIGTERM gives 143")
@@ -122,7 +115,7 @@ struct InputRunTests {
         let run = try Binary.run(["play", fifo], limit: 10, signal: (SIGTERM, 0.3))
         #expect(run.status == 143, "\(run)")
         #expect(run.stdout.isEmpty && run.stderr.isEmpty, "\(run)")
-        #expect(try #require(run.secondsAfterSignal) < Binary.timeLimit(0.5))
+        #expect(try #require(run.secondsAfterSignal) < timeLimit(0.5))
     }
 
     @Test("standard input that never ends: SIGINT, SIGTERM, SIGHUP give 130, 143, 129", arguments: signals)
@@ -133,7 +126,7 @@ struct InputRunTests {
         let run = try Binary.run(["play", "-"], limit: 10, input: pipe.fileHandleForReading, signal: (signal, 0.3))
         #expect(run.status == status, "\(run)")
         #expect(run.stdout.isEmpty && run.stderr.isEmpty, "\(run)")
-        #expect(try #require(run.secondsAfterSignal) < Binary.timeLimit(0.5))
+        #expect(try #require(run.secondsAfterSignal) < timeLimit(0.5))
     }
 
     @Test("a FIFO whose writer sends a whole file and closes is read like a file (69: no server)")

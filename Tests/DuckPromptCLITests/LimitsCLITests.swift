@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import Testing
 @testable import DuckPromptCLI
@@ -88,12 +89,7 @@ struct LimitsCLITests {
     func tooLongAudio() throws {
         let dir = try Scratch()
         let path = dir.path("301s.wav")
-        let sox = Process()
-        sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sox.arguments = ["sox", "-n", "-r", "8000", "-c", "1", path, "synth", "301", "sine", "440"]
-        try sox.run()
-        sox.waitUntilExit()
-        try #require(sox.terminationStatus == 0)
+        try DuckPromptTestSupport.run(["sox", "-n", "-r", "8000", "-c", "1", path, "synth", "301", "sine", "440"])
         let run = try Binary.run(["play", path])
         expectError(run, status: 64)
         #expect(run.stderr == "duckprompt: the prompt's audio lasts 301 s; a prompt lasts at most 300 s\n")
@@ -119,7 +115,7 @@ struct TextLimitCLITests {
         let run = try Binary.run(arguments)
         expectError(run, status: 64)
         #expect(run.stderr.contains("characters long; a prompt says at most 5000"), "\(run.stderr)")
-        #expect(run.seconds < Binary.timeLimit(1), "took \(run.seconds) s")
+        #expect(run.seconds < timeLimit(1), "took \(run.seconds) s")
     }
 
     @Test("1 MB of text (as words) is refused in well under a second, without synthesizing")
@@ -130,7 +126,7 @@ struct TextLimitCLITests {
         #expect(run.status == 64, "\(run.stderr.suffix(300))")
         #expect(run.stderr.contains("1048575 characters long"), "\(run.stderr.suffix(300))")
         #expect(!run.stderr.contains("libespeak-ng.so.1"), "libespeak-ng was loaded")
-        #expect(run.seconds < Binary.timeLimit(1), "took \(run.seconds) s")
+        #expect(run.seconds < timeLimit(1), "took \(run.seconds) s")
     }
 
     @Test("5000 characters are spoken (then there is no server: 69)")

@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import Testing
 @testable import DuckPromptCLI
@@ -15,24 +16,11 @@ func repositoryFile(_ path: String) throws -> String {
     try String(contentsOf: repositoryRoot.appendingPathComponent(path), encoding: .utf8)
 }
 
-/// Runs `arguments` (found on PATH) with `input` on standard input; its status, stdout, stderr.
-func runTool(_ arguments: [String], input: String = "", environment: [String: String]? = nil)
-    throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input.utf8))
-    try stdin.fileHandleForWriting.close()
-    let out = stdout.fileHandleForReading.readDataToEndOfFile()
-    let err = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+/// Runs `arguments` (found on PATH) with `input` on standard input, in `environment` (this
+/// process's when nil), through the shared runner; its status, stdout, stderr.
+func runTool(_ arguments: [String], input: String = "", environment: [String: String]? = nil) throws -> ProcessResult {
+    try run(arguments, environment: environment ?? [:], inheritEnvironment: environment == nil,
+            input: .text(input), check: false)
 }
 
 /// The options a help text's entries name, read with a pattern of their own (not HelpText):

@@ -1,5 +1,6 @@
 import DuckPrompt
 import DuckPromptService
+import DuckPromptTestSupport
 import Foundation
 import Testing
 @testable import DuckPromptCLI

@@ -1,5 +1,6 @@
 import DuckPrompt
 import DuckPromptProbe
+import DuckPromptTestSupport
 import Foundation
 import Testing
 
@@ -10,7 +11,7 @@ struct BusyDesktopIntegrationTests {
     @Test("100 playing streams and a 50 ms prompt: all 100 are at -20 dB when it is heard, then back exactly")
     func hundredStreams() throws {
         try TestServer.requireServer()
-        let rig = PlayIntegrationTests.Rig()
+        let rig = Rig()
         let speaker = try rig.speaker()
         try Pactl.call("set-default-sink", speaker)
         // 25 streams a sink: a PulseAudio sink mixes at most 32, and a stream beyond that

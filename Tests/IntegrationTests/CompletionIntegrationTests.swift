@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import Testing
 
@@ -255,7 +256,7 @@ struct CompletionIntegrationTests {
           arguments: Shell.allCases)
     func sinks(shell: Shell) throws {
         try TestServer.requireServer()
-        let rig = PlayIntegrationTests.Rig()
+        let rig = Rig()
         let speaker = try rig.speaker()
         let bt = try rig.bluetooth()
         let serverSinks = try Pactl.call("list", "short", "sinks").split(separator: "\n")

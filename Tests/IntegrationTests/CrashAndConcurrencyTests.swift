@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing
@@ -5,14 +6,13 @@ import Testing
 /// kill -9 mid-prompt (the journal), and many prompts at once (the lock).
 @Suite(.serialized)
 struct CrashAndConcurrencyTests {
-    typealias Rig = PlayIntegrationTests.Rig
 
     @Test("kill -9 mid-prompt, then duckprompt devices: every volume is back, and a new stream of the app starts at the original")
     func killNine() throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "crash-\(rig.tag)"
         let role = "music\(rig.tag)"
-        let player = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: 50000)
+        let player = try rig.player(sink: speaker, app: app, role: role, volume: 50000)
         let original = try #require(try Pactl.volume(ofApp: app))
 
         let prompt = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)],
@@ -36,7 +36,7 @@ struct CrashAndConcurrencyTests {
         // The saved volume too: the next stream of the app starts at the original.
         player.stop()
         #expect(try eventually { try Pactl.volume(ofApp: app) == nil })
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: nil)
+        try rig.player(sink: speaker, app: app, role: role, volume: nil)
         #expect(try Pactl.volume(ofApp: app) == original, "the next stream starts ducked")
 
         let again = try run([duckpromptBinary, "restore"])
@@ -51,11 +51,11 @@ struct CrashAndConcurrencyTests {
         let bt = try rig.bluetooth()
         try Pactl.call("set-default-sink", speaker)
         let app = "many-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 48000)
+        try rig.player(sink: speaker, app: app, role: "music\(rig.tag)", volume: 48000)
         let original = try #require(try Pactl.volume(ofApp: app))
         let recorder = try MonitorRecorder(sink: bt)
         // A quiet bed on the Bluetooth sink keeps its monitor delivering on PulseAudio.
-        try DuckIntegrationTests.player(rig, sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 12000, hertz: 2000)
+        try rig.player(sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 12000, hertz: 2000)
         try recorder.waitForAudio(seconds: 1.0)
 
         let prompt = try DuckIntegrationTests.prompt(seconds: 0.4)
@@ -143,7 +143,7 @@ extension CrashAndConcurrencyTests {
         #expect(try eventually { try run(["pactl", "list", "short", "sinks"]).stdout.contains(fx) })
         try Pactl.call("set-default-sink", fx)
         let app = "fxmusic-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
+        try rig.player(sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
         let original = try #require(try Pactl.volume(ofApp: app))
 
         let route = try run([duckpromptBinary, "route"]).stdout

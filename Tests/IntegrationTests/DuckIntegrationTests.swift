@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing
@@ -6,38 +7,6 @@ import Testing
 /// counts, streams that start, end or are replaced mid-prompt, and a user's change kept.
 @Suite(.serialized)
 struct DuckIntegrationTests {
-    typealias Rig = PlayIntegrationTests.Rig
-
-    /// Starts `paplay` of a sine; waits until it plays; sets its raw volume (all channels) with
-    /// pactl when `volume` is given — as a user would, so the server also saves it. (paplay's
-    /// own --volume is ignored by PipeWire 0.3.65.)
-    @discardableResult
-    static func player(_ rig: Rig, sink: String, app: String, role: String?, volume: Int?, channels: Int = 2,
-                       hertz: Int = 300, seconds: Double = 60) throws -> Background {
-        let file = try TestAudio.sine("tone-\(hertz)-\(channels)ch.wav", hertz: hertz, seconds: seconds,
-                                      gain: 0.3, channels: channels)
-        var args = ["paplay", "--latency-msec=100", "-d", sink, "--client-name=\(app)",
-                    "--property=application.name=\(app)"]
-        if let role { args.append("--property=media.role=\(role)") }
-        let player = try Background(args + [file])
-        rig.players.append(player)
-        guard try eventually({ try Pactl.volume(ofApp: app) != nil }) else { throw TestFailure("\(app) did not start") }
-        if let volume {
-            let index = try #require(try index(ofApp: app))
-            try Pactl.call("set-sink-input-volume", "\(index)", "\(volume)")
-            guard try eventually({ try Pactl.volume(ofApp: app)?.allSatisfy { $0 == volume } == true }) else {
-                throw TestFailure("\(app): volume \(volume) did not take")
-            }
-        }
-        return player
-    }
-
-    static func index(ofApp app: String) throws -> Int? {
-        try Pactl.sinkInputs().first {
-            ($0["properties"] as? [String: Any])?["application.name"] as? String == app
-        }?["index"] as? Int
-    }
-
     static func prompt(seconds: Double) throws -> String {
         try TestAudio.sine("prompt-\(seconds)s.wav", hertz: 1000, seconds: seconds, gain: 0.5, channels: 1)
     }
@@ -69,11 +38,11 @@ struct DuckIntegrationTests {
         let bt = try rig.bluetooth()
         try Pactl.call("set-default-sink", speaker)
         let t = rig.tag
-        try Self.player(rig, sink: speaker, app: "music-\(t)", role: "music", volume: 39321, channels: 2)
-        try Self.player(rig, sink: speaker, app: "podcast-\(t)", role: nil, volume: 29491, channels: 1)
-        try Self.player(rig, sink: bt, app: "game-\(t)", role: "game", volume: 52429, channels: 6)
+        try rig.player(sink: speaker, app: "music-\(t)", role: "music", volume: 39321, channels: 2)
+        try rig.player(sink: speaker, app: "podcast-\(t)", role: nil, volume: 29491, channels: 1)
+        try rig.player(sink: bt, app: "game-\(t)", role: "game", volume: 52429, channels: 6)
         // A per-channel difference, as a balance control makes.
-        let game = try #require(try Self.index(ofApp: "game-\(t)"))
+        let game = try #require(try Pactl.index(ofApp: "game-\(t)"))
         try Pactl.call("set-sink-input-volume", "\(game)", "52429", "50000", "48000", "46000", "44000", "42000")
         let apps = ["music-\(t)", "podcast-\(t)", "game-\(t)"]
         let before = try apps.map { try #require(try Pactl.volume(ofApp: $0)) }
@@ -99,20 +68,20 @@ struct DuckIntegrationTests {
         // and role: a first run of it sets it, as a user would (before the recording starts).
         let app = "late-\(rig.tag)"
         let role = "music\(rig.tag)"
-        try Self.player(rig, sink: speaker, app: app, role: role, volume: 45000).stop()
+        try rig.player(sink: speaker, app: app, role: role, volume: 45000).stop()
         #expect(try eventually { try Pactl.volume(ofApp: app) == nil })
 
         let recorder = try MonitorRecorder(sink: speaker)
         // Something must play for PulseAudio's monitor to deliver from the start: a quiet tone.
         let bed = "bed-\(rig.tag)"
-        try Self.player(rig, sink: speaker, app: bed, role: "event", volume: 20000, hertz: 2000)
+        try rig.player(sink: speaker, app: bed, role: "event", volume: 20000, hertz: 2000)
         try recorder.waitForAudio(seconds: 1.0)
         let bedVolume = try #require(try Pactl.volume(ofApp: bed))
 
         let prompt = try Background([duckpromptBinary, "play", try Self.prompt(seconds: 2)])
         // Into the prompt, after its attack: the bed is ducked.
         try Self.waitFullyDucked(bed, from: bedVolume)
-        try Self.player(rig, sink: speaker, app: app, role: role, volume: nil)
+        try rig.player(sink: speaker, app: app, role: role, volume: nil)
         #expect(prompt.wait(timeout: 10) == 0)
         try recorder.waitForMoreAudio(seconds: 1.0)
         let samples = recorder.stop()
@@ -137,8 +106,8 @@ struct DuckIntegrationTests {
         let byApp = "appkey-\(t)"           // no media.role: saved under its application
         let byRole = "rolekey-\(t)"         // media.role=music-<tag>: saved under the role
         let role = "music\(t)"
-        let appPlayer = try Self.player(rig, sink: speaker, app: byApp, role: nil, volume: 50000)
-        let rolePlayer = try Self.player(rig, sink: speaker, app: byRole, role: role, volume: 42000)
+        let appPlayer = try rig.player(sink: speaker, app: byApp, role: nil, volume: 50000)
+        let rolePlayer = try rig.player(sink: speaker, app: byRole, role: role, volume: 42000)
         let appOriginal = try #require(try Pactl.volume(ofApp: byApp))
         let roleOriginal = try #require(try Pactl.volume(ofApp: byRole))
 
@@ -170,7 +139,7 @@ struct DuckIntegrationTests {
         let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "player-\(rig.tag)"
         let role = "music\(rig.tag)"
-        let first = try Self.player(rig, sink: speaker, app: app, role: role, volume: 47000)
+        let first = try rig.player(sink: speaker, app: app, role: role, volume: 47000)
         let original = try #require(try Pactl.volume(ofApp: app))
 
         let prompt = try Background([duckpromptBinary, "play", try Self.prompt(seconds: 2.5)])
@@ -189,13 +158,13 @@ struct DuckIntegrationTests {
     func userChangeKept() throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "user-\(rig.tag)"
-        try Self.player(rig, sink: speaker, app: app, role: "music", volume: 60000)
+        try rig.player(sink: speaker, app: app, role: "music", volume: 60000)
         let original = try #require(try Pactl.volume(ofApp: app))
 
         let prompt = try Background([duckpromptBinary, "play", try Self.prompt(seconds: 2.5)])
         try Self.waitFullyDucked(app, from: original)
         let ducked = try #require(try Pactl.volume(ofApp: app))
-        let index = try #require(try Self.index(ofApp: app))
+        let index = try #require(try Pactl.index(ofApp: app))
         try Pactl.call("set-sink-input-volume", "\(index)", "\(ducked[0] / 2)", "\(ducked[1] / 2)")
         #expect(prompt.wait(timeout: 10) == 0)
         let after = try #require(try Pactl.volume(ofApp: app))
@@ -211,11 +180,11 @@ struct DuckIntegrationTests {
     func followedThroughNodesOrLibpulse(_ reachable: Bool) throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
         let changed = "followed-\(reachable)-\(rig.tag)", untouched = "untouched-\(reachable)-\(rig.tag)"
-        try Self.player(rig, sink: speaker, app: changed, role: "music", volume: 60000)
-        try Self.player(rig, sink: speaker, app: untouched, role: "game", volume: 41000)
+        try rig.player(sink: speaker, app: changed, role: "music", volume: 60000)
+        try rig.player(sink: speaker, app: untouched, role: "game", volume: 41000)
         let original = try #require(try Pactl.volume(ofApp: changed))
         let other = try #require(try Pactl.volume(ofApp: untouched))
-        let index = try #require(try Self.index(ofApp: changed))
+        let index = try #require(try Pactl.index(ofApp: changed))
 
         var environment = ["DUCKPROMPT_DEBUG": "1"]
         if !reachable { environment["PIPEWIRE_REMOTE"] = "duckprompt-no-such-socket" }

@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing
@@ -10,7 +11,6 @@ import Testing
 /// by `duckprompt lab` 0.2 s after it dies; its pid is in `$DUCKPROMPT_LAB_DIR/pulse-server.pid`.
 @Suite(.serialized)
 struct FaultIntegrationTests {
-    typealias Rig = PlayIntegrationTests.Rig
 
     /// The pid of the process serving the pulse protocol now.
     /// - Throws: a plain error (not a recorded issue), so that a poll may try again.
@@ -64,7 +64,7 @@ struct FaultIntegrationTests {
         let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "killed-\(rig.tag)", role = "music\(rig.tag)"
         let original = 45000
-        let music = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: original)
+        let music = try rig.player(sink: speaker, app: app, role: role, volume: original)
         let prompt = try Background([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 3)],
                                     captureStderr: true)
         try DuckIntegrationTests.waitDucked(app, from: [original, original])
@@ -107,8 +107,8 @@ struct FaultIntegrationTests {
     func serverStalledMidPrompt() throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "stalled-\(rig.tag)", role = "music\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: 45000)
-        let index = try #require(try DuckIntegrationTests.index(ofApp: app))
+        try rig.player(sink: speaker, app: app, role: role, volume: 45000)
+        let index = try #require(try Pactl.index(ofApp: app))
         try Pactl.call("set-sink-input-volume", "\(index)", "45000", "52000")
         let original = try #require(try Pactl.volume(ofApp: app))
         #expect(original == [45000, 52000])
@@ -158,8 +158,8 @@ struct FaultIntegrationTests {
     func userChangeDuringRamp(_ phase: Phase) throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "ramp-\(phase)-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 45000)
-        let index = try #require(try DuckIntegrationTests.index(ofApp: app))
+        try rig.player(sink: speaker, app: app, role: "music\(rig.tag)", volume: 45000)
+        let index = try #require(try Pactl.index(ofApp: app))
         let original = [45000, 52000], user = [30000, 20000]
         let prompt = try DuckIntegrationTests.prompt(seconds: 0.3)
         // One run watched with pactl finds when the attack and the release begin after launch;
@@ -285,7 +285,7 @@ struct FaultIntegrationTests {
         try Pactl.call("set-default-sink", speaker)
         _ = bt
         let app = "queued-music-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
+        try rig.player(sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
         let before = try #require(try Pactl.volume(ofApp: app))
         let recorder = try MonitorRecorder(sink: speaker)
         try recorder.waitForAudio(seconds: 1.0)

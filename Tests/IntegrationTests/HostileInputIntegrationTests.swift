@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,6 @@ import Testing
 /// its documented exit code and leave every volume, live and saved, as it was.
 @Suite(.serialized)
 struct HostileInputIntegrationTests {
-    typealias Rig = PlayIntegrationTests.Rig
 
     /// The journal directory duckprompt uses on this server.
     static var journalDir: String {
@@ -40,7 +40,7 @@ struct HostileInputIntegrationTests {
         let speaker = try rig.speaker()
         try Pactl.call("set-default-sink", speaker)
         let app = "\(name)-\(rig.tag)"
-        let player = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: 50000)
+        let player = try rig.player(sink: speaker, app: app, role: role, volume: 50000)
         return (speaker, app, player, try #require(try Pactl.volume(ofApp: app)))
     }
 
@@ -49,7 +49,7 @@ struct HostileInputIntegrationTests {
         let rig = Rig()
         let role = "music\(rig.tag)"
         let (speaker, app, player, original) = try Self.music(rig, name: "forged", role: role)
-        let index = try #require(try DuckIntegrationTests.index(ofApp: app))
+        let index = try #require(try Pactl.index(ofApp: app))
 
         // On main before this change, `restore` set the first to 655360 on the live stream and
         // the last two into the role's saved volume (the next stream of the role started at
@@ -91,7 +91,7 @@ struct HostileInputIntegrationTests {
         // The saved volume too: the next stream of the app and role starts where it was.
         player.stop()
         #expect(try eventually { try Pactl.volume(ofApp: app) == nil })
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: nil)
+        try rig.player(sink: speaker, app: app, role: role, volume: nil)
         #expect(try Pactl.volume(ofApp: app) == original, "the role's saved volume changed")
     }
 

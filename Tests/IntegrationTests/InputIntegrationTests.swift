@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import Testing
 
@@ -6,9 +7,9 @@ import Testing
 @Suite(.serialized)
 struct InputIntegrationTests {
     /// A speaker as default sink with music at 65 %; the music's app name and volume.
-    static func musicRig() throws -> (rig: PlayIntegrationTests.Rig, app: String, before: [Int]) {
+    static func musicRig() throws -> (rig: Rig, app: String, before: [Int]) {
         try TestServer.requireServer()
-        let rig = PlayIntegrationTests.Rig()
+        let rig = Rig()
         let speaker = try rig.speaker()
         try Pactl.call("set-default-sink", speaker)
         let app = "dpmusic-\(rig.tag)"

@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,6 @@ import Testing
 /// plays, plays whole.
 @Suite(.serialized)
 struct LimitsIntegrationTests {
-    typealias Rig = PlayIntegrationTests.Rig
 
     /// A rig with an emulated speaker as the default sink.
     static func speakerRig() throws -> (Rig, String) {
@@ -25,7 +25,7 @@ struct LimitsIntegrationTests {
         // A quiet bed (3 kHz) that a duck would lower, and which keeps the monitor flowing, as
         // in VolumeIntegrationTests.
         let app = "dplimits-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music", volume: 8000, hertz: 3000)
+        try rig.player(sink: speaker, app: app, role: "music", volume: 8000, hertz: 3000)
         let musicBefore = try Pactl.volume(ofApp: app)
         let prompt = try TestAudio.sine("limits-prompt.wav", hertz: 1000, seconds: 0.8, channels: 1)
         // The saved prompt volume, heard: a prompt's level before and after the refused runs.
@@ -63,7 +63,7 @@ struct LimitsIntegrationTests {
     @Test("--volume +20dB, the top of its range, is accepted and played 20 dB over the saved volume")
     func topOfRange() throws {
         let (rig, speaker) = try Self.speakerRig()
-        try DuckIntegrationTests.player(rig, sink: speaker, app: "lim-bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
+        try rig.player(sink: speaker, app: "lim-bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
         // A quiet prompt, so that +20 dB does not clip: -30 dBFS.
         let quiet = try TestAudio.sine("limits-quiet.wav", hertz: 1000, seconds: 0.8, gain: 0.0316, channels: 1)
         let saved = try VolumeIntegrationTests.recordPrompt(speaker, quiet, hertz: 1000)

@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing
@@ -8,7 +9,7 @@ struct LiveDevicesAndSignalTests {
     @Test("devices --json classifies the emulated speaker and Bluetooth headset and routes to Bluetooth")
     func devicesJSON() throws {
         try TestServer.requireServer()
-        let rig = PlayIntegrationTests.Rig()
+        let rig = Rig()
         let speaker = try rig.speaker()
         let bt = try rig.bluetooth()
         try Pactl.call("set-default-sink", speaker)
@@ -46,7 +47,7 @@ struct LiveDevicesAndSignalTests {
     ])
     func signalRestores(signal: Int32, status: Int32) throws {
         try TestServer.requireServer()
-        let rig = PlayIntegrationTests.Rig()
+        let rig = Rig()
         let speaker = try rig.speaker()
         // The prompt goes to the headset, so the speaker's monitor holds only the music.
         let bt = try rig.bluetooth()
@@ -58,7 +59,7 @@ struct LiveDevicesAndSignalTests {
 
         let recorder = try MonitorRecorder(sink: speaker)
         let promptRecorder = try MonitorRecorder(sink: bt)
-        try DuckIntegrationTests.player(rig, sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 4000, hertz: 6000)
+        try rig.player(sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 4000, hertz: 6000)
         try recorder.waitForAudio(seconds: 1.0)
         try promptRecorder.waitForAudio(seconds: 1.0)
         let player = try Background([duckpromptBinary, "play", "-v", prompt], captureStderr: true)
@@ -78,7 +79,7 @@ struct LiveDevicesAndSignalTests {
         let stderr = String(decoding: player.bytes, as: UTF8.self)
         let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal] ?? "?"
         #expect(stderr.hasPrefix("duckprompt: stopped by \(name) after ") && stderr.contains(" frames on \(bt): "), "\(stderr)")
-        let musicIndex = try #require(try DuckIntegrationTests.index(ofApp: app))
+        let musicIndex = try #require(try Pactl.index(ofApp: app))
         #expect(stderr.split(separator: "\n").contains { $0.hasPrefix("duckprompt: ducked and restored: ") && $0.contains("#\(musicIndex)") },
                 "\(stderr)")
         // Restored with a ramp, not a jump: the music (300 Hz) never changes by more than

@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing
@@ -5,7 +6,6 @@ import Testing
 /// One prompt of several files (gapless, under one duck) and a prompt from standard input.
 @Suite(.serialized)
 struct MultiPartTests {
-    typealias Rig = PlayIntegrationTests.Rig
 
     @Test("play a.wav b.wav: both back to back (gap under 20 ms) under one continuous duck")
     func gapless() throws {
@@ -15,12 +15,12 @@ struct MultiPartTests {
         let bt = try rig.bluetooth()
         try Pactl.call("set-default-sink", speaker)
         let app = "multi-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
+        try rig.player(sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
         let a = try TestAudio.sine("part-a.wav", hertz: 1000, seconds: 0.6, gain: 0.5, channels: 1)
         let b = try TestAudio.sine("part-b.wav", hertz: 1500, seconds: 0.6, gain: 0.5, channels: 1)
         let speakerRec = try MonitorRecorder(sink: speaker)
         let btRec = try MonitorRecorder(sink: bt)
-        try DuckIntegrationTests.player(rig, sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
+        try rig.player(sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
         try speakerRec.waitForAudio(seconds: 1.0)
         try btRec.waitForAudio(seconds: 1.0)
         let result = try run([duckpromptBinary, "play", a, b], check: false)
@@ -134,7 +134,7 @@ extension MultiPartTests {
         let bt = try rig.bluetooth()
         try Pactl.call("set-default-sink", speaker)
         let recorder = try MonitorRecorder(sink: bt)
-        try DuckIntegrationTests.player(rig, sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
+        try rig.player(sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
         try recorder.waitForAudio(seconds: 1.0)
         var results: [String: Int32] = [:]
         for file in try Self.encodings() {
@@ -174,11 +174,11 @@ extension MultiPartTests {
         let bt = try rig.bluetooth()
         try Pactl.call("set-default-sink", speaker)
         let app = "saymusic-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
+        try rig.player(sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
         let original = try #require(try Pactl.volume(ofApp: app))
         let speakerRec = try MonitorRecorder(sink: speaker)
         let btRec = try MonitorRecorder(sink: bt)
-        try DuckIntegrationTests.player(rig, sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 4000, hertz: 6000)
+        try rig.player(sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 4000, hertz: 6000)
         try speakerRec.waitForAudio(seconds: 1.0)
         try btRec.waitForAudio(seconds: 1.0)
         let result = try run([duckpromptBinary, "say", "In 200 metres, turn left"], check: false)

@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing
@@ -6,68 +7,9 @@ import Testing
 /// PulseAudio), judged by recording sink monitors. Serialized: they share one server.
 @Suite(.serialized)
 struct PlayIntegrationTests {
-    static let musicHz = 300
+    static let musicHz = Rig.musicHz
     static let promptHz = 1000
     static let promptSeconds = 1.5
-
-    /// Emulated devices on a private server, unloaded when the test ends.
-    final class Rig {
-        var modules: [String] = []
-        let tag = String(UInt32.random(in: 0..<UInt32.max), radix: 36)
-        var players: [Background] = []
-
-        /// The private server checked for, a rig, and its built-in speaker as the default sink:
-        /// where most tests play.
-        static func defaultSpeaker() throws -> (rig: Rig, speaker: String) {
-            try TestServer.requireServer()
-            let rig = Rig()
-            let speaker = try rig.speaker()
-            try Pactl.call("set-default-sink", speaker)
-            return (rig, speaker)
-        }
-
-        func speaker() throws -> String {
-            let name = "dp_speaker_\(tag)"
-            modules.append(try Pactl.loadNullSink(name: name, properties: [
-                "device.description": "Built-in-Speaker", "device.api": "alsa", "device.bus": "pci",
-                "device.form_factor": "internal", "device.class": "sound"]))
-            return name
-        }
-
-        func bluetooth() throws -> String {
-            let name = "dp_bt_\(tag)"
-            modules.append(try Pactl.loadNullSink(name: name, properties: [
-                "device.description": "BT-Headset", "device.api": "bluez5", "device.bus": "bluetooth",
-                "api.bluez5.profile": "a2dp-sink", "device.form_factor": "headset"]))
-            return name
-        }
-
-        func bareNullSink() throws -> String {
-            let name = "dp_null_\(tag)"
-            modules.append(try Pactl.loadNullSink(name: name, properties: [:]))
-            return name
-        }
-
-        /// Starts music (a sine) on a sink at a volume in percent; waits until it plays.
-        func music(on sink: String, app: String, volume: String = "70%", hertz: Int = musicHz) throws {
-            let file = try TestAudio.sine("music-\(hertz).wav", hertz: hertz, seconds: 60, gain: 0.3)
-            let player = try Background(["paplay", "--latency-msec=100", "-d", sink, "--client-name=\(app)",
-                                         "--property=application.name=\(app)", "--property=media.role=music", file])
-            players.append(player)
-            guard try eventually({ try Pactl.volume(ofApp: app) != nil }) else {
-                throw TestFailure("music '\(app)' did not start")
-            }
-            let index = try Pactl.sinkInputs().first {
-                ($0["properties"] as? [String: Any])?["application.name"] as? String == app
-            }!["index"] as! Int
-            try Pactl.call("set-sink-input-volume", "\(index)", volume)
-        }
-
-        deinit {
-            for p in players { p.stop() }
-            for m in modules.reversed() { Pactl.unload(m) }
-        }
-    }
 
     static func prompt() throws -> String {
         try TestAudio.sine("prompt-\(promptHz).wav", hertz: promptHz, seconds: promptSeconds, gain: 0.5, channels: 1)

@@ -1,4 +1,5 @@
 import DuckPrompt
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing
@@ -8,7 +9,6 @@ import Testing
 /// dropped, an `important` prompt is never interrupted, a newer `text` replaces a waiting one.
 @Suite(.serialized)
 struct PriorityIntegrationTests {
-    typealias Rig = PlayIntegrationTests.Rig
 
     static let musicHz = 300.0
     static let textHz = 1000.0, messageHz = 1500.0, notificationHz = 2000.0, importantHz = 700.0
@@ -33,7 +33,7 @@ struct PriorityIntegrationTests {
     @Test("Two processes: message interrupts text within 100 ms, no overlap, no gap in the duck; notification dropped; important never interrupted")
     func priorities() throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
-        try DuckIntegrationTests.player(rig, sink: speaker, app: "prio-music-\(rig.tag)", role: "music\(rig.tag)",
+        try rig.player(sink: speaker, app: "prio-music-\(rig.tag)", role: "music\(rig.tag)",
                                         volume: 50000)
         let text = try TestAudio.sine("prio-text.wav", hertz: Int(Self.textHz), seconds: 3, channels: 1)
         let message = try TestAudio.sine("prio-message.wav", hertz: Int(Self.messageHz), seconds: 1, channels: 1)
@@ -154,7 +154,7 @@ struct PriorityIntegrationTests {
     func inProcess() async throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "prio-inproc-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
+        try rig.player(sink: speaker, app: app, role: "music\(rig.tag)", volume: 50000)
         let text = try TestAudio.sine("prio-text.wav", hertz: Int(Self.textHz), seconds: 3, channels: 1)
         let message = try TestAudio.sine("prio-message.wav", hertz: Int(Self.messageHz), seconds: 1, channels: 1)
         let recorder = try MonitorRecorder(sink: speaker)

@@ -1,4 +1,5 @@
 import DuckPrompt
+import DuckPromptTestSupport
 import Foundation
 import Synchronization
 import DuckPromptProbe
@@ -9,7 +10,6 @@ import Testing
 /// that dies and comes back under a held prompter.
 @Suite(.serialized)
 struct PrompterIntegrationTests {
-    typealias Rig = PlayIntegrationTests.Rig
 
     /// Collects a prompter's events on a Task of its own.
     final class EventLog: @unchecked Sendable {
@@ -55,7 +55,7 @@ struct PrompterIntegrationTests {
     static func musicOnSpeaker(_ name: String, volume: Int) throws -> (rig: Rig, speaker: String, app: String, before: [Int]) {
         let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "\(name)-\(rig.tag)"
-        try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: "music\(rig.tag)", volume: volume)
+        try rig.player(sink: speaker, app: app, role: "music\(rig.tag)", volume: volume)
         return (rig, speaker, app, try #require(try Pactl.volume(ofApp: app)))
     }
 
@@ -310,7 +310,7 @@ struct PrompterIntegrationTests {
         let (rig, speaker) = try Rig.defaultSpeaker()
         let app = "held-killed-\(rig.tag)", role = "music\(rig.tag)"
         let original = 46000
-        let music = try DuckIntegrationTests.player(rig, sink: speaker, app: app, role: role, volume: original)
+        let music = try rig.player(sink: speaker, app: app, role: role, volume: original)
         let prompter = try Prompter()
         let log = EventLog(prompter)
         let first = try prompter.play(files: [try DuckIntegrationTests.prompt(seconds: 3)])

@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import Testing
 
@@ -19,7 +20,7 @@ struct RoundTripIntegrationTests {
     @Test("devices --json live == devices --from pactl text == devices --from pactl JSON, field by field")
     func liveAndDumpsAgree() throws {
         try TestServer.requireServer()
-        let rig = PlayIntegrationTests.Rig()
+        let rig = Rig()
         let speaker = try rig.speaker()
         let bt = try rig.bluetooth()
         // Fix the states, so that a suspend-on-idle timer cannot change one between the looks.

@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing
@@ -10,7 +11,6 @@ import Testing
 /// with one message for every path; PlayFd and Say play, heard on the speaker's monitor.
 @Suite(.serialized)
 struct SandboxIntegrationTests {
-    typealias Rig = PlayIntegrationTests.Rig
     typealias Service = ServiceIntegrationTests.Service
 
     /// The client the sandboxed app runs: python3-gi calls written from Docs/dbus.md. Prints

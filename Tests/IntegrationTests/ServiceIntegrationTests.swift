@@ -1,4 +1,5 @@
 import DuckPrompt
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing
@@ -8,7 +9,6 @@ import Testing
 /// are in ServiceClientTests). What a listener hears is checked on the speaker's monitor.
 @Suite(.serialized)
 struct ServiceIntegrationTests {
-    typealias Rig = PlayIntegrationTests.Rig
     static let name = "io.github.duckprompt.DuckPrompt1"
     static let path = "/io/github/duckprompt/DuckPrompt1"
 
@@ -244,7 +244,6 @@ struct ServiceIntegrationTests {
 /// signals, and name a D-Bus error.
 @Suite(.serialized)
 struct ServiceClientTests {
-    typealias Rig = PlayIntegrationTests.Rig
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Examples/dbus")
 

@@ -1,4 +1,5 @@
 import DuckPrompt
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing

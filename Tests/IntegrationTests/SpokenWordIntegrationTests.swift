@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import Testing
 
@@ -9,7 +10,6 @@ import Testing
 /// their pid on the bus and among the sink-inputs (both are `application.name=mpv`).
 @Suite(.serialized)
 struct SpokenWordIntegrationTests {
-    typealias Rig = PlayIntegrationTests.Rig
 
     /// A 60 s Ogg Vorbis track (sox, then oggenc) with a genre tag, or none.
     static func track(genre: String?, hertz: Int) throws -> String {

@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import DuckPromptProbe
 import Testing
@@ -7,7 +8,6 @@ import Testing
 /// is killed.
 @Suite(.serialized)
 struct VolumeIntegrationTests {
-    typealias Rig = PlayIntegrationTests.Rig
 
     /// The prompt tone's median level (dB) on the recording, over the windows it is heard in.
     static func level(_ samples: [Float], hertz: Double) throws -> Double {
@@ -54,7 +54,7 @@ struct VolumeIntegrationTests {
     func relativeVolume() throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
         // A quiet bed keeps the monitor flowing (PulseAudio's monitor starts late otherwise).
-        try DuckIntegrationTests.player(rig, sink: speaker, app: "vol-bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
+        try rig.player(sink: speaker, app: "vol-bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
         let long = try TestAudio.sine("vol-long.wav", hertz: 1000, seconds: 3, channels: 1)
         let short = try TestAudio.sine("vol-short.wav", hertz: 1000, seconds: 0.8, channels: 1)
 
@@ -115,7 +115,7 @@ struct VolumeIntegrationTests {
     @Test("say --volume 0dB back to back with both cores busy and the server slowed: every prompt is heard")
     func relativeVolumeUnderLoad() throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
-        try DuckIntegrationTests.player(rig, sink: speaker, app: "load-bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
+        try rig.player(sink: speaker, app: "load-bed-\(rig.tag)", role: "event", volume: 8000, hertz: 3000)
         let short = try TestAudio.sine("vol-short.wav", hertz: 1000, seconds: 0.8, channels: 1)
         // Should a prompt write 0, the saved volume must not stay 0 for the suites after this one.
         defer { Self.resetSavedPromptVolume(short) }

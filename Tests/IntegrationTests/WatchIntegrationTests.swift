@@ -1,3 +1,4 @@
+import DuckPromptTestSupport
 import Foundation
 import Testing
 
@@ -46,7 +47,7 @@ struct WatchIntegrationTests {
     @Test("devices --watch reports a Bluetooth sink appearing, the default changing and the sink leaving within 200 ms")
     func watchFollowsDevices() throws {
         try TestServer.requireServer()
-        let rig = PlayIntegrationTests.Rig()
+        let rig = Rig()
         let speaker = try rig.speaker()
         try Pactl.call("set-default-sink", speaker)
         // With its trace (stderr, not JSON, so no match): what each look at the server found.

@@ -53,7 +53,7 @@ package struct QueuedPrompt: Sendable, Equatable {
 
 /// The queue's rules, pure: what a new prompt does to the prompts already there, and which
 /// waiting prompt plays next. `PromptQueue` applies them to the files in
-/// `$XDG_RUNTIME_DIR/duckprompt/queue`.
+/// `$XDG_RUNTIME_DIR/duckprompt/` (`queue.lock` and one `ticket-<seq>.json` per prompt).
 package enum QueuePolicy {
     /// What happens when a prompt arrives.
     package enum Arrival: Sendable, Equatable {

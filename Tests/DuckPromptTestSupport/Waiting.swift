@@ -1,0 +1,29 @@
+import Foundation
+
+/// A test's own failure, thrown where a helper cannot go on (no server, a player that did not
+/// start).
+package struct TestFailure: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` s pass; for states the tests can
+/// only read (a volume pactl shows, a sink's state), not be told of.
+/// - Returns: whether it held within the time.
+/// - Throws: what `condition` throws.
+package func eventually(timeout: Double = 5, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try condition() { return true }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    return try condition()
+}
+
+/// The product's time limit (issue: "exit 69 in under 6 s"), widened under ThreadSanitizer,
+/// which slows every process it instruments (`Scripts/test --sanitize thread` sets
+/// `DUCKPROMPT_TEST_SANITIZER`) and makes each one sleep 1 s before it exits (TSan's
+/// `atexit_sleep_ms`, 1000 by default): `seconds`, plus 3 s there.
+package func timeLimit(_ seconds: Double) -> Double {
+    ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] == nil ? seconds : seconds + 3
+}
