@@ -218,7 +218,10 @@ extension MultiPartTests {
         #expect(subscribed, "pactl subscribe reported nothing")
         let result = try run([duckpromptBinary, "say", "Turn left"], check: false)
         #expect(result.status == 0, "\(result.stderr)")
-        Thread.sleep(forTimeInterval: 0.3)
+        // The prompt's stream gone: a second one, opened with it, would have shown before.
+        #expect(eventually(timeout: timeLimit(3)) {
+            String(decoding: events.bytes, as: UTF8.self).contains("'remove' on sink-input")
+        }, "pactl subscribe saw no stream end")
         let log = String(decoding: events.stop(), as: UTF8.self)
         let streams = log.split(separator: "\n").filter { $0.contains("'new' on sink-input") }
         // libespeak-ng 1.51 would open a second one on the default sink (CEspeakNoAudio).

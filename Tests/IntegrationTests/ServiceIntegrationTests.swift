@@ -19,10 +19,12 @@ struct ServiceIntegrationTests {
         let monitor: Background
 
         /// - Parameter launcher: a command that runs `duckprompt serve` (e.g. `prlimit …`).
-        init(_ options: [String] = [], launcher: [String] = []) throws {
+        /// - Parameter environment: set on top of the test's environment (`DUCKPROMPT_DEBUG`).
+        init(_ options: [String] = [], launcher: [String] = [], environment: [String: String] = [:]) throws {
             monitor = try Background(["gdbus", "monitor", "--session", "--dest", ServiceIntegrationTests.name])
             do {
-                process = try Background(launcher + [duckpromptBinary, "serve"] + options, captureStderr: true)
+                process = try Background(launcher + [duckpromptBinary, "serve"] + options, environment: environment,
+                                         captureStderr: true)
             } catch {
                 monitor.stop()
                 throw error

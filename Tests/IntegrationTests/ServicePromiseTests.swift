@@ -117,7 +117,8 @@ extension ServiceIntegrationTests {
 
     @Test("WatchRoute keeps a service with --exit-idle 1 running while its caller listens: RouteChanged reaches it; the service leaves after the caller does")
     func watchRouteKeepsTheService() throws {
-        let (rig, _, service) = try Self.idleSpeaker(["--exit-idle", "1"])
+        let (rig, _) = try Rig.defaultSpeaker()
+        let service = try Service(["--exit-idle", "1"], environment: ["DUCKPROMPT_DEBUG": "1"])
         let listener = try Background(["/usr/bin/python3", "-c", """
             from gi.repository import Gio, GLib
             bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
@@ -134,8 +135,9 @@ extension ServiceIntegrationTests {
             """], captureStderr: true)
         let output = { String(decoding: listener.bytes, as: UTF8.self) }
         #expect(eventually(timeout: timeLimit(5)) { output().contains("watching") }, "\(output())")
-        // Longer than --exit-idle: a service that did not count the listener would be gone.
-        Thread.sleep(forTimeInterval: 2)
+        // Its idle time passes with the listener there: it says so (DUCKPROMPT_DEBUG) and stays.
+        #expect(service.process.waitForOutput(containing: "serve: idle for 1.0 s, but", timeout: timeLimit(5)),
+                "\(String(decoding: service.process.bytes, as: UTF8.self))")
         #expect(service.process.process.isRunning, "the service left on idle with a listener on the bus")
         let headset = try rig.bluetooth()
         try Pactl.call("set-default-sink", headset)
