@@ -44,15 +44,14 @@ public enum DuckPrompt {
     ///   refused by `DuckJournal.validate()` (out of bounds: forged or damaged), garbled, of
     ///   another version, symbolic links, not regular files or too large; none of them changed
     ///   a volume.
+    /// Blocks the calling thread (the command's own: no other thread is handed the work).
     /// - Throws: `.internal` when the journal directory is unsafe (a symlink, another owner).
-    package static func restore(server: ServerOptions = ServerOptions()) async throws -> RestoreReport {
-        try await runBlocking(InterruptControl()) { control in
-            let store = try JournalStore()
-            let lock = try RuntimeLock.acquire(in: store.runtimeDirectory, timeout: nil, cancelled: { control.isCancelled })
-            defer { lock.release() }
-            let outcome = Recovery.recoverOrphans(store: store, server: server)
-            return RestoreReport(notes: outcome.notes, kept: outcome.kept, problems: outcome.problems)
-        }
+    package static func restore(server: ServerOptions = ServerOptions()) throws -> RestoreReport {
+        let store = try JournalStore()
+        let lock = try RuntimeLock.acquire(in: store.runtimeDirectory, timeout: nil, cancelled: { false })
+        defer { lock.release() }
+        let outcome = Recovery.recoverOrphans(store: store, server: server)
+        return RestoreReport(notes: outcome.notes, kept: outcome.kept, problems: outcome.problems)
     }
 
     /// Recovery as every command does it in passing: only when no prompt holds the lock.
@@ -70,15 +69,29 @@ public enum DuckPrompt {
     public static func devices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
                                server: ServerOptions = ServerOptions()) async throws -> DeviceListing {
         try await runBlocking(InterruptControl()) { control in
-            let connection = try PulseConnection(server)
-            control.attach(connection)
-            let notes = recoverInPassing(server: server)
-            let (snapshot, info) = try connection.snapshot()
-            var listing = DeviceListing(snapshot: snapshot, request: request ?? config.device ?? defaultRequest(), config: config,
-                                        serverName: info.serverName, serverVersion: info.serverVersion)
-            listing.recoveryNotes = notes
-            return listing
+            try listDevices(request: request, config: config, server: server, control: control)
         }
+    }
+
+    /// `devices` on the calling thread, which it blocks (the command's: libpulse's mainloop
+    /// thread is the one other thread involved).
+    /// - Throws: as `devices`.
+    package static func devicesBlocking(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
+                                        server: ServerOptions = ServerOptions()) throws -> DeviceListing {
+        try listDevices(request: request, config: config, server: server, control: InterruptControl())
+    }
+
+    /// `devices`' work on the calling thread; `control` interrupts it (Task cancellation).
+    private static func listDevices(request: DeviceRequest?, config: DuckPromptConfig, server: ServerOptions,
+                                    control: InterruptControl) throws -> DeviceListing {
+        let connection = try PulseConnection(server)
+        control.attach(connection)
+        let notes = recoverInPassing(server: server)
+        let (snapshot, info) = try connection.snapshot()
+        var listing = DeviceListing(snapshot: snapshot, request: request ?? config.device ?? defaultRequest(), config: config,
+                                    serverName: info.serverName, serverVersion: info.serverVersion)
+        listing.recoveryNotes = notes
+        return listing
     }
 
     /// Reads a sink dump and classifies and routes it exactly as `devices` does live.

@@ -29,7 +29,7 @@ enum DevicesCommand {
             listing = try DuckPrompt.devices(fromDump: path, request: request, config: config)
         } else {
             let server = try CommonOptions.server(r)
-            listing = try waitFor { try await DuckPrompt.devices(request: request, config: config, server: server) }
+            listing = try DuckPrompt.devicesBlocking(request: request, config: config, server: server)
             for note in listing.recoveryNotes { DuckPromptCLI.printError(note) }
         }
         if json {
@@ -64,7 +64,7 @@ enum DevicesCommand {
         }
         signals.onSignal { task.cancel() }
         do {
-            try waitFor { try await task.value }
+            try waitForTask { try await task.value }.get()
         } catch is CancellationError {}
         if let signal = signals.received { return 128 + signal }
         return 0

@@ -1,4 +1,3 @@
-import Dispatch
 import DuckPrompt
 import FoundationEssentials
 import Glibc
@@ -11,7 +10,7 @@ enum RestoreCommand {
         if r.has("help") { print(Help.restore); return 0 }
         guard r.positionals.isEmpty else { throw UsageError("restore takes no arguments, got '\(r.positionals[0])'") }
         let server = try CommonOptions.server(r)
-        let report = try waitFor { try await DuckPrompt.restore(server: server) }
+        let report = try DuckPrompt.restore(server: server)
         if report.notes.isEmpty, report.problems.isEmpty { print("nothing to restore: no prompt died while ducking") }
         for note in report.notes { print(note) }
         // A file that is not a journal it can use (forged, garbled, a link): named, and 65.

@@ -31,7 +31,7 @@ extension ServerBench {
     func playHeld(_ options: PlayOptions, on prompter: Prompter) -> PlayedRun {
         let started = monotonicNanoseconds()
         let result = Result { try prompter.play(files: [blip], options: options) }.flatMap { id in
-            blocking { try await prompter.result(of: id) }
+            waitForTask { try await prompter.result(of: id) }
         }
         let ended = monotonicNanoseconds()
         if case .failure(let error) = result { return PlayedRun(started: started, ended: ended, failure: "\(error)") }

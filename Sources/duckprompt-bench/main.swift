@@ -61,7 +61,7 @@ func writeJSON<T: Encodable>(_ value: T, to path: String) throws {
     try encoder.encode(value).write(to: URL(fileURLWithPath: path))
 }
 
-// No top-level `await` (async code is waited for with `blocking`): the figures run on the main
+// No top-level `await` (async code is waited for with `waitForTask`): the figures run on the main
 // thread, and `hold` runs in a process that never starts Dispatch's queues (HoldCommand.swift).
 let arguments = CommandLine.arguments
 guard arguments.count > 1 else { fail("missing subcommand", status: 64) }
@@ -83,7 +83,7 @@ case "measure":
     let kind = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SERVER"] ?? "unknown"
     let began = monotonicNanoseconds()
     let listing: DeviceListing
-    do { listing = try blocking { try await DuckPrompt.devices() }.get() } catch { fail("no sound server: \(error)", status: 69) }
+    do { listing = try waitForTask { try await DuckPrompt.devices() }.get() } catch { fail("no sound server: \(error)", status: 69) }
     do {
         let bench = try ServerBench(kind: kind, runs: runs, duckprompt: duckprompt,
                                     serverVersion: "\(listing.serverName) \(listing.serverVersion)")

@@ -61,10 +61,19 @@ package final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// Runs `body` in a task that prefers this executor and blocks the calling thread until it
     /// ends. Never from this executor's own thread (it would wait for itself).
     package func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
-        let box = ResultBox<T>()
-        Task(executorPreference: self) {
-            do { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
-        }
-        return box.wait()
+        waitForTask(on: self, body)
     }
+}
+
+/// The one way from synchronous code to async code: runs `body` in a task (on `executor`, or
+/// Dispatch's global executor when nil) and blocks the calling thread on a `ResultBox` until it
+/// ends. (The other way, async code waiting for blocking work, is `runBlocking`.) Never from
+/// `executor`'s own thread, nor from a task (it would block one of the few global threads).
+package func waitForTask<T: Sendable>(on executor: (any TaskExecutor)? = nil,
+                                      _ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
+    let box = ResultBox<T>()
+    Task(executorPreference: executor) {
+        do { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
+    }
+    return box.wait()
 }
