@@ -61,9 +61,9 @@ package struct BusReader {
         guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "h")), &fd) >= 0 else {
             throw DuckPromptError(.usage, "the handle names no descriptor passed with the call (pass the open file with it)")
         }
-        let own = fcntl(fd, F_DUPFD_CLOEXEC, 3)
-        guard own >= 0 else { throw BusError(errno: -Glibc.errno, what: "duplicating the passed descriptor") }
-        return own
+        do throws(Errno) { return try POSIX.fcntl(fd, F_DUPFD_CLOEXEC, 3) } catch {
+            throw BusError(errno: -error.rawValue, what: "duplicating the passed descriptor")
+        }
     }
 
     package func readStrings() throws -> [String] {

@@ -87,10 +87,10 @@ package final class RuntimeLock: @unchecked Sendable {
             guard fd >= 0 else { return false }
             let wasHeld = held
             if held {
-                _ = ftruncate(fd, 0)
-                _ = flock(fd, LOCK_UN)
+                try? POSIX.ftruncate(fd, 0)
+                try? POSIX.flock(fd, LOCK_UN)
             }
-            close(fd)
+            try? POSIX.close(fd)
             fd = -1
             held = false
             return wasHeld
@@ -110,9 +110,8 @@ package final class RuntimeLock: @unchecked Sendable {
             throw DuckPromptError(.internal, "refusing the lock file \(path): it is a symbolic link")
         case .failure(let err): throw err.failure("cannot open the lock file \(path)")
         }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-            close(fd)
+        guard let st = try? POSIX.fstat(fd), st.st_mode & S_IFMT == S_IFREG else {
+            try? POSIX.close(fd)
             throw DuckPromptError(.internal, "refusing the lock file \(path): it is not a regular file")
         }
         return RuntimeLock(fd: fd, path: path, directory: directory)
@@ -123,15 +122,13 @@ package final class RuntimeLock: @unchecked Sendable {
         mutex.lock()
         defer { mutex.unlock() }
         precondition(fd >= 0, "RuntimeLock used after release")
-        switch retryOnInterrupt({ flock(fd, LOCK_EX | LOCK_NB) }) {
-        case .success: break
-        case .failure(.wouldBlock): return false
-        case .failure(let err): throw err.failure("cannot lock \(path)")
+        do throws(Errno) { try POSIX.flock(fd, LOCK_EX | LOCK_NB) } catch .wouldBlock { return false } catch {
+            throw error.failure("cannot lock \(path)")
         }
         held = true
         let text = Array("\(getpid())\n".utf8)
-        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        _ = ftruncate(fd, off_t(text.count))  // after the write: see `Ticket.write(playing:)`
+        _ = text.withUnsafeBytes { try? POSIX.pwrite(fd, $0, at: 0) }
+        try? POSIX.ftruncate(fd, text.count)  // after the write: see `Ticket.write(playing:)`
         return true
     }
 
@@ -140,7 +137,7 @@ package final class RuntimeLock: @unchecked Sendable {
         mutex.lock()
         defer { mutex.unlock() }
         var buffer = [UInt8](repeating: 0, count: 32)
-        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        let n = buffer.withUnsafeMutableBytes { (try? POSIX.pread(fd, into: $0, at: 0)) ?? -1 }
         guard n > 0, let text = String(bytes: buffer[0..<n], encoding: .utf8),
               let pid = Int32(text.trimmingWhitespace()), pid > 0,
               ProcessLiveness.exists(pid) else { return nil }

@@ -135,42 +135,38 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
         } else {
             // Opened once, and every check made on what was opened, so a file swapped for a
             // FIFO or a device after the check is never read (O_NONBLOCK: opening a FIFO does
-            // not wait for a writer).
-            let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-            guard fd >= 0 else { throw Self.openError(path, errno) }
-            var status = stat()
-            guard fstat(fd, &status) == 0 else {
-                let failure = Self.openError(path, errno)
-                close(fd)
-                throw failure
+            // not wait for a writer): `BoundedFile.openInput`.
+            let (fd, status): (Int32, stat)
+            do throws(Errno) { (fd, status) = try BoundedFile.openInput(path: path) } catch {
+                throw Self.openError(path, error.rawValue)
             }
             let type = status.st_mode & S_IFMT
             if type == S_IFDIR || (type != S_IFREG && input.regularOnly) {
-                close(fd)
+                try? POSIX.close(fd)
                 throw DuckPromptError(.noInput, type == S_IFDIR ? "\(path): is a directory" : "\(path): not a regular file")
             }
             if type == S_IFREG {
                 memory = nil
                 descriptor = fd
                 identity = FileIdentity(status)
-                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+                BoundedFile.clearNonBlocking(fd)
                 // SF_FALSE: the descriptor is closed in deinit, after sf_close; or here, when
                 // the init fails before it is whole (no deinit then).
                 do {
                     try Self.refuseCutMPEG(descriptor: fd, size: Int(status.st_size), label: label)
                 } catch {
-                    close(fd)
+                    try? POSIX.close(fd)
                     throw error
                 }
                 handle = sf_open_fd(fd, Int32(SFM_READ), &info, 0)
-                if handle == nil { close(fd) }
+                if handle == nil { try? POSIX.close(fd) }
             } else {
                 // A FIFO (or /dev/stdin, a process substitution), opened above with O_NONBLOCK
                 // (a blocking open(2) would wait for a writer, deaf to SIGINT/SIGTERM/SIGHUP,
                 // which the CLI blocks in this thread), and read from that descriptor: closing it and opening the path again let a
                 // writer that had opened in between write to no reader and leave (the read
                 // then waited for a writer that never came: seen under ThreadSanitizer).
-                defer { close(fd) }
+                defer { try? POSIX.close(fd) }
                 let data = try WaitingInput.readAll(fd, label: label, wake: cancellation?.control.cancelDescriptor(),
                                                     limit: Self.inputLimit)
                 guard !data.isEmpty else { throw DuckPromptError(.unsupportedData, "\(path): is empty") }
@@ -236,7 +232,7 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
 
     deinit {
         if let file { sf_close(file) }
-        if let descriptor { close(descriptor) }
+        if let descriptor { try? POSIX.close(descriptor) }
     }
 
     /// Reads up to `count` frames of float32 interleaved samples into `buffer`.

@@ -30,7 +30,7 @@ final class Doorbell: @unchecked Sendable {
         self.fd = fd
     }
 
-    deinit { close(fd) }
+    deinit { try? POSIX.close(fd) }
 
     /// Returns when the bell was rung or `wake()` was called since the last call (or since
     /// `init`), or after `timeoutMs`; drains what was written. `poll(2)`.
@@ -38,16 +38,20 @@ final class Doorbell: @unchecked Sendable {
     @discardableResult
     func wait(timeoutMs: Int32) -> Bool {
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
-        let ready = poll(&fds, 1, timeoutMs)
+        let ready = (try? POSIX.poll(&fds, until: .now + .milliseconds(timeoutMs))) ?? -1
         var buffer = [UInt8](repeating: 0, count: 64)
-        while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+        while buffer.withUnsafeMutableBytes({ (try? POSIX.read(fd, into: $0)) ?? -1 }) > 0 {}
         return ready > 0
     }
 
     /// Makes the current or next `wait` return (the owner's own threads).
     func wake() {
-        var byte: UInt8 = 1
-        _ = write(fd, &byte, 1)
+        Self.ringOnce(fd)
+    }
+
+    /// Writes one byte to `fd`, without waiting: a full bell is rung already. `write(2)`.
+    private static func ringOnce(_ fd: Int32) {
+        _ = withUnsafeBytes(of: UInt8(1)) { try? POSIX.write(fd, $0) }
     }
 
     /// Rings another prompt's bell: one byte, without blocking. Best effort: a bell that is
@@ -55,10 +59,8 @@ final class Doorbell: @unchecked Sendable {
     /// `openat(2)` with `O_WRONLY | O_NONBLOCK | O_NOFOLLOW`; it must be a FIFO.
     static func ring(in directory: RuntimeDirectory, name: String) {
         guard case .success(let fd) = directory.open(name, O_WRONLY | O_NONBLOCK) else { return }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFIFO else { return }
-        var byte: UInt8 = 1
-        _ = write(fd, &byte, 1)
+        defer { try? POSIX.close(fd) }
+        guard let st = try? POSIX.fstat(fd), st.st_mode & S_IFMT == S_IFIFO else { return }
+        ringOnce(fd)
     }
 }

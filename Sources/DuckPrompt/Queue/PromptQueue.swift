@@ -88,23 +88,23 @@ package final class PromptQueue: Sendable {
     func withQueueLock<T>(_ body: (Int32) throws -> T) throws -> T {
         let fd = try directory.open(Self.lockName, O_CREAT | O_RDWR, mode: 0o600)
             .orThrow("cannot open \(directory.path(of: Self.lockName))")
-        defer { close(fd) }
-        try retryOnInterrupt { flock(fd, LOCK_EX) }.orThrow("cannot lock \(directory.path(of: Self.lockName))")
-        defer { flock(fd, LOCK_UN) }
+        defer { try? POSIX.close(fd) }
+        try orThrow("cannot lock \(directory.path(of: Self.lockName))", POSIX.flock(fd, LOCK_EX))
+        defer { try? POSIX.flock(fd, LOCK_UN) }
         return try body(fd)
     }
 
     /// The next arrival number, kept in `queue.lock` (queue lock held).
     private func nextSeq(_ fd: Int32) throws -> UInt64 {
         var buffer = [UInt8](repeating: 0, count: 32)
-        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        let n = buffer.withUnsafeMutableBytes { (try? POSIX.pread(fd, into: $0, at: 0)) ?? -1 }
         let last = n > 0 ? UInt64(String(decoding: buffer[0..<n], as: UTF8.self)
             .trimmingWhitespace()) ?? 0 : 0
         let seq = last + 1
         let text = Array("\(seq)\n".utf8)
-        let written = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        let written = text.withUnsafeBytes { (try? POSIX.pwrite(fd, $0, at: 0)) ?? -1 }
         guard written == text.count else { throw Errno.current.failure("cannot write \(directory.path(of: Self.lockName))") }
-        _ = ftruncate(fd, off_t(text.count))  // after the write: see `Ticket.write(playing:)`
+        try? POSIX.ftruncate(fd, text.count)  // after the write: see `Ticket.write(playing:)`
         return seq
     }
 
@@ -116,10 +116,10 @@ package final class PromptQueue: Sendable {
         for name in names {
             guard let seq = Self.seq(inTicketName: name),
                   case .success(let fd) = directory.open(name, O_RDONLY | O_NONBLOCK) else { continue }
-            defer { close(fd) }
+            defer { try? POSIX.close(fd) }
             // The owner holds LOCK_SH for as long as it is queued: an exclusive lock that
             // succeeds means the owner is gone.
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+            if (try? POSIX.flock(fd, LOCK_EX | LOCK_NB)) != nil {
                 directory.unlink(name)
                 directory.unlink(Self.stopName(seq))
                 directory.unlink(Self.bellName(seq))
@@ -148,8 +148,8 @@ package final class PromptQueue: Sendable {
         let temp = ".\(Self.stopName(seq)).\(getpid()).tmp"
         guard case .success(let fd) = directory.open(temp, O_CREAT | O_WRONLY | O_TRUNC, mode: 0o600) else { return }
         let text = Array(json) + [UInt8(ascii: "\n")]
-        let written = text.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        close(fd)
+        let written = text.withUnsafeBytes { (try? POSIX.write(fd, $0)) ?? -1 }
+        try? POSIX.close(fd)
         guard written == text.count, case .success = directory.rename(temp, to: Self.stopName(seq)) else {
             directory.unlink(temp)
             return
@@ -190,11 +190,10 @@ package final class Ticket: @unchecked Sendable {
         case .failure(let err):
             throw err.failure("cannot create \(directory.path(of: file))")
         }
-        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else {
-            let err = Errno.current
-            close(fd)
+        do throws(Errno) { try POSIX.flock(fd, LOCK_SH | LOCK_NB) } catch {
+            try? POSIX.close(fd)
             directory.unlink(file)
-            throw err.failure("cannot lock \(directory.path(of: file))")
+            throw error.failure("cannot lock \(directory.path(of: file))")
         }
         try write(playing: false)
     }
@@ -207,11 +206,11 @@ package final class Ticket: @unchecked Sendable {
         // Written over the old text, then cut to length: readers hold the queue lock. Not
         // ftruncate to 0 first: ext4 (an XDG_RUNTIME_DIR under /tmp) flushes a file that is
         // truncated to 0 with data pending (auto_da_alloc), 0.1 ms each time.
-        let n = data.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        let n = data.withUnsafeBytes { (try? POSIX.pwrite(fd, $0, at: 0)) ?? -1 }
         guard n == data.count else {
             throw Errno.current.failure("cannot write \(queue.directory.path(of: PromptQueue.ticketName(seq)))")
         }
-        _ = ftruncate(fd, off_t(data.count))
+        try? POSIX.ftruncate(fd, data.count)
     }
 
     /// Why a newer prompt asked this one to stop (`ticket-<seq>.stop`), nil while none did.
@@ -303,7 +302,7 @@ package final class Ticket: @unchecked Sendable {
         directory.unlink(PromptQueue.ticketName(seq))
         directory.unlink(PromptQueue.stopName(seq))
         directory.unlink(PromptQueue.bellName(seq))
-        close(fd)
+        try? POSIX.close(fd)
         fd = -1
         WaiterBell.ringAll(in: directory)
     }

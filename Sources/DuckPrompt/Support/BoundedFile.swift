@@ -26,8 +26,9 @@ package struct FileReadError: Error, Equatable, Sendable {
 /// before a byte is read, a pipe (`--from <(pactl list sinks)`, standard input) by what it
 /// sends, read to at most one byte past the limit.
 ///
-/// Pure POSIX; safe from any thread. `open(2)` with `O_NONBLOCK` (a FIFO without a writer does
-/// not block the open), `fstat(2)`, `read(2)` retried on `EINTR`.
+/// Pure POSIX (`POSIX`'s wrappers); safe from any thread. `open(2)` with `O_NONBLOCK` (a FIFO
+/// without a writer does not block the open) through `openInput`, `fstat(2)`, `read(2)`
+/// retried on `EINTR`.
 package enum BoundedFile {
     /// Largest sink dump read (`devices --from`): a `pw-dump` of a busy desktop is about
     /// 0.5 MiB, a `pactl list` of 300 streams about 1 MiB.
@@ -60,12 +61,46 @@ package enum BoundedFile {
     ///   - limit: the most bytes accepted.
     ///   - accept: which kinds of file are read; a FIFO or pipe (`/dev/fd/63` of `<(…)`) is
     ///     read to its end (its writer closing it) or to one byte past `limit`.
-    /// - Throws: `FileReadError`. `open(2)`, then `read(descriptor:limit:accept:)`.
+    /// - Throws: `FileReadError`. `openInput(path:)`, then `read(descriptor:limit:accept:)`.
     package static func read(path: String, limit: Int, accept: Accept = .regularFiles) throws(FileReadError) -> Data {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw openFailure(errno) }
-        defer { close(fd) }
-        return try read(descriptor: fd, limit: limit, accept: accept)
+        let (fd, status): (Int32, stat)
+        do throws(Errno) { (fd, status) = try openInput(path: path) } catch {
+            throw error.call == "fstat" ? statFailure(error) : openFailure(error.rawValue)
+        }
+        defer { try? POSIX.close(fd) }
+        return try read(descriptor: fd, status: status, limit: limit, accept: accept)
+    }
+
+    /// Opens an input file by name, following symbolic links, and reads its status, so that
+    /// every check is made on what was opened (a path swapped for a FIFO or a device after a
+    /// check is never read): the one open of `BoundedFile.read(path:)` and `AudioSource`.
+    /// `O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC`: opening a FIFO does not wait for a
+    /// writer, a terminal does not become the controlling one.
+    /// - Returns: the descriptor, still `O_NONBLOCK` (`clearNonBlocking` before a blocking
+    ///   read), the caller's to close; its status (type in `st_mode & S_IFMT`, `st_size` in
+    ///   bytes).
+    /// - Throws: `Errno` from `open` or `fstat` (`call` tells which); nothing stays open then.
+    ///   `open(2)`, `fstat(2)`.
+    static func openInput(path: String) throws(Errno) -> (descriptor: Int32, status: stat) {
+        let fd = try POSIX.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        do throws(Errno) {
+            return (fd, try POSIX.fstat(fd))
+        } catch {
+            try? POSIX.close(fd)
+            throw error
+        }
+    }
+
+    /// Clears `O_NONBLOCK` on `fd`, so that reads wait for data. Best effort: left as it is
+    /// when its flags cannot be read. `fcntl(2)` `F_GETFL`, `F_SETFL`.
+    static func clearNonBlocking(_ fd: Int32) {
+        guard let flags = try? POSIX.fcntl(fd, F_GETFL) else { return }
+        _ = try? POSIX.fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+    }
+
+    /// The reason for a failed `fstat(2)`.
+    private static func statFailure(_ err: Errno) -> FileReadError {
+        FileReadError(kind: .unreadable, reason: "cannot stat: \(err)")
     }
 
     /// The reason for a failed `open(2)`/`openat(2)`.
@@ -83,10 +118,13 @@ package enum BoundedFile {
     /// `limit` bytes. The descriptor stays open.
     /// - Throws: `FileReadError`. `fstat(2)`, `fcntl(2)` (a pipe is read blocking), `read(2)`.
     package static func read(descriptor fd: Int32, limit: Int, accept: Accept) throws(FileReadError) -> Data {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            throw FileReadError(kind: .unreadable, reason: "cannot stat: \(String(cString: strerror(errno)))")
-        }
+        let st: stat
+        do throws(Errno) { st = try POSIX.fstat(fd) } catch { throw statFailure(error) }
+        return try read(descriptor: fd, status: st, limit: limit, accept: accept)
+    }
+
+    /// `read(descriptor:limit:accept:)` of a descriptor whose status `st` was just read.
+    private static func read(descriptor fd: Int32, status st: stat, limit: Int, accept: Accept) throws(FileReadError) -> Data {
         let type = st.st_mode & S_IFMT
         let isPipe = type == S_IFIFO
         let accepted = switch accept {
@@ -100,20 +138,19 @@ package enum BoundedFile {
         }
         let tooLarge = FileReadError(kind: .tooLarge, reason: "is larger than \(describe(bytes: limit))")
         guard type != S_IFREG || Int(st.st_size) <= limit else { throw tooLarge }
-        if type != S_IFREG {
-            let flags = fcntl(fd, F_GETFL)
-            if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-        }
+        if type != S_IFREG { clearNonBlocking(fd) }
         var data = Data()
         data.reserveCapacity(type == S_IFREG ? Int(st.st_size) : 65536)
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             // One byte past the limit is enough to know it is over.
             let wanted = min(buffer.count, limit + 1 - data.count)
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, wanted) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FileReadError(kind: .unreadable, reason: "cannot read: \(String(cString: strerror(errno)))")
+            let n: Int
+            switch buffer.withUnsafeMutableBytes({ bytes in
+                Result { () throws(Errno) in try POSIX.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<wanted])) }
+            }) {
+            case .success(let count): n = count
+            case .failure(let err): throw FileReadError(kind: .unreadable, reason: "cannot read: \(err)")
             }
             if n == 0 { return data }
             data.append(contentsOf: buffer[0..<n])
@@ -135,23 +172,15 @@ package enum BoundedFile {
     }
 }
 
-/// Reads up to `count` bytes of the file at `path` from `offset` (`open`, `pread`): the head
-/// of a file whose header libsndfile does not report. Empty when it cannot be read.
-package func readBytes(of path: String, at offset: Int, count: Int) -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return [] }
-    defer { close(fd) }
-    return readBytes(from: fd, at: offset, count: count)
-}
-
 /// Up to `count` bytes of an open file from `offset` (`pread`, its offset untouched); fewer at
 /// its end, none when it cannot be read.
 package func readBytes(from fd: Int32, at offset: Int, count: Int) -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: count)
     var filled = 0
     while filled < count {
-        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + filled, count - filled, off_t(offset + filled)) }
-        if n < 0 && errno == EINTR { continue }
+        let n = bytes.withUnsafeMutableBytes { buffer in
+            (try? POSIX.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: offset + filled)) ?? 0
+        }
         if n <= 0 { break }
         filled += n
     }

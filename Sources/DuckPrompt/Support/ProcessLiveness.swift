@@ -30,8 +30,7 @@ package enum ProcessLiveness {
 
     /// Whether any process has `pid`, a zombie included. `stat(2)` of `/proc/PID`.
     static func exists(_ pid: Int32) -> Bool {
-        var st = stat()
-        return stat("/proc/\(pid)", &st) == 0
+        (try? POSIX.stat("/proc/\(pid)")) != nil
     }
 
     /// The text of `/proc/PID/stat`, nil for a pid ≤ 0 or when it cannot be read.

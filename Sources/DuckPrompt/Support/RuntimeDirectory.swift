@@ -10,8 +10,8 @@ import Glibc
 /// to that descriptor, through the wrappers below (one per C call), so swapping the path for a
 /// link later changes nothing. Files are opened with `O_NOFOLLOW`: a symbolic link is never
 /// followed. Failed calls return an `Errno`; `Errno.failure(_:)` turns one into
-/// `DuckPromptError(.internal)` with `strerror`'s text. `EINTR` is retried in one place
-/// (`retryOnInterrupt`).
+/// `DuckPromptError(.internal)` with `strerror`'s text. The C calls are `POSIX`'s wrappers,
+/// which retry `EINTR`.
 ///
 /// Threading: immutable; methods may be called from any thread.
 package final class RuntimeDirectory: Sendable {
@@ -37,15 +37,13 @@ package final class RuntimeDirectory: Sendable {
     package init(runtimeDir: String?) throws {
         let path = Self.path(runtimeDir: runtimeDir)
         self.path = path
-        let created = mkdir(path, 0o700) == 0
-        if !created, errno != EEXIST {
-            throw Errno.current.failure("cannot create the journal directory \(path)")
+        var created = true
+        do throws(Errno) { try POSIX.mkdir(path, 0o700) } catch .fileExists { created = false } catch {
+            throw error.failure("cannot create the journal directory \(path)")
         }
-        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            let err = Errno.current
-            var st = stat()
-            if lstat(path, &st) == 0 {
+        let fd: Int32
+        do throws(Errno) { fd = try POSIX.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) } catch {
+            if let st = try? POSIX.lstat(path) {
                 if st.st_mode & S_IFMT == S_IFLNK {
                     throw DuckPromptError(.internal, "refusing the journal directory \(path): it is a symbolic link")
                 }
@@ -53,29 +51,30 @@ package final class RuntimeDirectory: Sendable {
                     throw DuckPromptError(.internal, "refusing the journal directory \(path): it is not a directory")
                 }
             }
-            throw err.failure("cannot open the journal directory \(path)")
+            throw error.failure("cannot open the journal directory \(path)")
         }
         do {
-            var st = stat()
-            guard fstat(fd, &st) == 0 else { throw Errno.current.failure("cannot stat \(path)") }
+            let st = try orThrow("cannot stat \(path)", POSIX.fstat(fd))
             guard st.st_mode & S_IFMT == S_IFDIR else {
                 throw DuckPromptError(.internal, "refusing the journal directory \(path): it is not a directory")
             }
             guard st.st_uid == geteuid() else {
                 throw DuckPromptError(.internal, "refusing the journal directory \(path): it belongs to uid \(st.st_uid), not \(geteuid())")
             }
-            if created, fchmod(fd, 0o700) != 0 { throw Errno.current.failure("cannot set mode 0700 on \(path)") }
+            if created {
+                try orThrow("cannot set mode 0700 on \(path)", POSIX.fchmod(fd, 0o700))
+            }
             if !created, st.st_mode & 0o022 != 0 {
                 throw DuckPromptError(.internal, "refusing the journal directory \(path): group or others may write to it (mode \(String(st.st_mode & 0o7777, radix: 8)); chmod 700 it)")
             }
         } catch {
-            close(fd)
+            try? POSIX.close(fd)
             throw error
         }
         descriptor = fd
     }
 
-    deinit { close(descriptor) }
+    deinit { try? POSIX.close(descriptor) }
 
     /// `$XDG_RUNTIME_DIR/duckprompt` for an absolute `runtimeDir`, else `/tmp/duckprompt-<uid>`.
     package static func path(runtimeDir: String?) -> String {
@@ -100,32 +99,32 @@ package final class RuntimeDirectory: Sendable {
     /// - Returns: the new descriptor, the caller's to close.
     /// `openat(2)` with `O_NOFOLLOW | O_CLOEXEC`.
     func open(_ name: String, _ flags: Int32, mode: mode_t = 0o600) -> Result<Int32, Errno> {
-        retryOnInterrupt { openat(descriptor, name, flags | O_NOFOLLOW | O_CLOEXEC, mode) }
+        Result { () throws(Errno) in try POSIX.openat(descriptor, name, flags | O_NOFOLLOW | O_CLOEXEC, mode: mode) }
     }
 
     /// Removes `name` from the directory (a symbolic link itself, never its target).
     /// `unlinkat(2)`.
     @discardableResult
     func unlink(_ name: String) -> Result<Void, Errno> {
-        retryOnInterrupt { unlinkat(descriptor, name, 0) }.map { _ in }
+        Result { () throws(Errno) in try POSIX.unlinkat(descriptor, name) }
     }
 
     /// Renames `name` to `newName` in the directory, atomically, replacing what is at
     /// `newName` (a symbolic link there is replaced, not followed). `renameat(2)`.
     func rename(_ name: String, to newName: String) -> Result<Void, Errno> {
-        retryOnInterrupt { renameat(descriptor, name, descriptor, newName) }.map { _ in }
+        Result { () throws(Errno) in try POSIX.renameat(descriptor, name, newName) }
     }
 
     /// Creates the FIFO `name` in the directory with `mode` (before the umask). `mkfifoat(3)`.
     func makeFIFO(_ name: String, mode: mode_t) -> Result<Void, Errno> {
-        retryOnInterrupt { mkfifoat(descriptor, name, mode) }.map { _ in }
+        Result { () throws(Errno) in try POSIX.mkfifoat(descriptor, name, mode) }
     }
 
     /// Flushes the directory's entries to disk: a rename survives a crash once this returns.
     /// `fsync(2)` of the directory.
     @discardableResult
     func sync() -> Result<Void, Errno> {
-        retryOnInterrupt { fsync(descriptor) }.map { _ in }
+        Result { () throws(Errno) in try POSIX.fsync(descriptor) }
     }
 
     /// The names in the directory but `.` and `..`, read through a new descriptor of the same
@@ -133,26 +132,22 @@ package final class RuntimeDirectory: Sendable {
     /// - Throws: `DuckPromptError(.internal)` "cannot list …" naming the directory.
     /// `openat(2)` of `.` with `O_DIRECTORY`, `fdopendir(3)`, `readdir(3)`.
     func names() throws -> [String] {
-        let opened = retryOnInterrupt { openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        let fd = try opened.orThrow("cannot list \(path)")
-        guard let dir = fdopendir(fd) else {
-            let err = Errno.current
-            close(fd)
-            throw err.failure("cannot list \(path)")
-        }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while true {
-            // readdir returns nil at the end and on an error; only an error sets errno.
-            errno = 0
-            guard let entry = readdir(dir) else {
-                if errno != 0 { throw Errno.current.failure("cannot list \(path)") }
-                return names
+        do throws(Errno) {
+            let fd = try POSIX.openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let dir: OpaquePointer
+            do throws(Errno) { dir = try POSIX.fdopendir(fd) } catch {
+                try? POSIX.close(fd)
+                throw error
             }
-            let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            defer { POSIX.closedir(dir) }
+            var names: [String] = []
+            while let entry = try POSIX.readdir(dir) {
+                let name = POSIX.name(of: entry)
+                if name != ".", name != ".." { names.append(name) }
             }
-            if name != ".", name != ".." { names.append(name) }
+            return names
+        } catch {
+            throw error.failure("cannot list \(path)")
         }
     }
 
@@ -170,7 +165,7 @@ package final class RuntimeDirectory: Sendable {
             return .failure(FileReadError(kind: .notRegularFile, reason: "is a symbolic link; not followed"))
         case .failure(let err): return .failure(BoundedFile.openFailure(err.rawValue))
         }
-        defer { close(fd) }
+        defer { try? POSIX.close(fd) }
         return Result { () throws(FileReadError) in
             try BoundedFile.read(descriptor: fd, limit: limit, accept: .regularFiles)
         }
@@ -196,79 +191,25 @@ package final class RuntimeDirectory: Sendable {
         var fd = try opened.orThrow("cannot create a temporary file in \(path)")
         var renamed = false
         defer {
-            if fd >= 0 { close(fd) }
+            if fd >= 0 { try? POSIX.close(fd) }
             if !renamed { unlink(temp) }
         }
         // The mode given to openat is masked by the umask; make it exactly 0600.
-        try retryOnInterrupt { fchmod(fd, 0o600) }.orThrow("cannot set mode 0600 on \(path(of: temp))")
+        try orThrow("cannot set mode 0600 on \(path(of: temp))", POSIX.fchmod(fd, 0o600))
         try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
             var offset = 0
             while offset < buffer.count {
-                offset += try retryOnInterrupt { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
-                    .orThrow("cannot write \(path(of: temp))")
+                offset += try orThrow("cannot write \(path(of: temp))",
+                                      POSIX.write(fd, UnsafeRawBufferPointer(rebasing: buffer[offset...])))
             }
         }
-        try retryOnInterrupt { fsync(fd) }.orThrow("cannot fsync \(path(of: temp))")
+        try orThrow("cannot fsync \(path(of: temp))", POSIX.fsync(fd))
         // Not retried: Linux closes the descriptor even when close fails with EINTR.
-        let closed = close(fd)
+        let closing = fd
         fd = -1
-        guard closed == 0 else { throw Errno.current.failure("cannot close \(path(of: temp))") }
+        try orThrow("cannot close \(path(of: temp))", POSIX.close(closing))
         try rename(temp, to: name).orThrow("cannot rename \(path(of: temp)) to \(path(of: name))")
         renamed = true
         sync()
-    }
-}
-
-/// The error number of a failed C call (`errno`), with Swift names for the ones callers tell
-/// apart.
-struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
-    var rawValue: Int32
-
-    init(_ rawValue: Int32) { self.rawValue = rawValue }
-
-    /// The calling thread's `errno` now.
-    static var current: Errno { Errno(errno) }
-
-    /// `EINTR`.
-    static let interrupted = Errno(EINTR)
-    /// `ENOENT`.
-    static let noSuchFileOrDirectory = Errno(ENOENT)
-    /// `EEXIST`.
-    static let fileExists = Errno(EEXIST)
-    /// `ELOOP`: what `O_NOFOLLOW` fails with on a symbolic link.
-    static let tooManySymbolicLinkLevels = Errno(ELOOP)
-    /// `EWOULDBLOCK` (`EAGAIN`): a non-blocking lock held by another.
-    static let wouldBlock = Errno(EWOULDBLOCK)
-
-    /// `strerror(3)`'s text: "No such file or directory".
-    var description: String { String(cString: strerror(rawValue)) }
-
-    /// `DuckPromptError(.internal)`: "`what`: `strerror`", e.g. "cannot lock /run/user/1000/
-    /// duckprompt/lock: Bad file descriptor".
-    func failure(_ what: String) -> DuckPromptError {
-        DuckPromptError(.internal, "\(what): \(description)")
-    }
-}
-
-extension Result where Failure == Errno {
-    /// The value, or `DuckPromptError(.internal)` "`what`: `strerror`" (`Errno.failure`).
-    @discardableResult
-    func orThrow(_ what: @autoclosure () -> String) throws(DuckPromptError) -> Success {
-        switch self {
-        case .success(let value): return value
-        case .failure(let err): throw err.failure(what())
-        }
-    }
-}
-
-/// Calls `call` until it does not fail with `EINTR`: the one place every wrapper of a C call
-/// that returns -1 and sets `errno` goes through.
-/// - Returns: the call's result (≥ 0), or the `errno` it failed with.
-func retryOnInterrupt<T: SignedInteger>(_ call: () -> T) -> Result<T, Errno> {
-    while true {
-        let result = call()
-        if result >= 0 { return .success(result) }
-        let err = Errno.current
-        if err != .interrupted { return .failure(err) }
     }
 }

@@ -48,11 +48,7 @@ package func startThread(_ body: @escaping @Sendable () -> Void) {
 /// Blocks the calling thread for `duration` (`nanosleep`, resumed after signals); nothing for
 /// a duration ≤ 0.
 package func sleepThread(for duration: Duration) {
-    let (seconds, attoseconds) = duration.components
-    guard seconds > 0 || (seconds == 0 && attoseconds > 0) else { return }
-    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-    var remaining = timespec()
-    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    POSIX.nanosleep(duration)
 }
 
 /// `printf`-style formatting (`vsnprintf`, the C locale's decimal point), as
@@ -102,8 +98,7 @@ package enum StandardStreams {
         text.withUTF8 { bytes in
             var offset = 0
             while offset < bytes.count {
-                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if n < 0 && errno == EINTR { continue }
+                let n = (try? POSIX.write(fd, UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[offset...])))) ?? -1
                 if n <= 0 { return }
                 offset += n
             }
@@ -149,11 +144,11 @@ package enum Descriptors {
     /// directory's own not counted; nil when it cannot be read (which may itself mean none is
     /// left).
     package static func openCount() -> Int? {
-        guard let directory = opendir("/proc/self/fd") else { return nil }
-        defer { closedir(directory) }
+        guard let directory = try? POSIX.opendir("/proc/self/fd") else { return nil }
+        defer { POSIX.closedir(directory) }
         var count = 0
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        while let entry = try? POSIX.readdir(directory) {
+            let name = POSIX.name(of: entry)
             if name != "." && name != ".." { count += 1 }
         }
         return count - 1

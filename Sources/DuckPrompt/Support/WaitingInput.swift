@@ -9,16 +9,15 @@ package final class WakePipe: @unchecked Sendable {
     /// - Returns: nil when no pipe can be made (`pipe` failed: out of descriptors).
     /// Both ends close on exec; the write end does not block (a full pipe is readable anyway).
     package init?() {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return nil }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
-        ends = (fds[0], fds[1])
+        guard let ends = try? POSIX.pipe() else { return nil }
+        for fd in [ends.read, ends.write] { _ = try? POSIX.fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        _ = try? POSIX.fcntl(ends.write, F_SETFL, O_NONBLOCK)
+        self.ends = ends
     }
 
     deinit {
-        close(ends.read)
-        close(ends.write)
+        try? POSIX.close(ends.read)
+        try? POSIX.close(ends.write)
     }
 
     /// The end to `poll` for `POLLIN`.
@@ -26,8 +25,7 @@ package final class WakePipe: @unchecked Sendable {
 
     /// Makes `descriptor` readable (one byte, never read back: it stays readable).
     package func signal() {
-        var byte: UInt8 = 1
-        _ = write(ends.write, &byte, 1)
+        _ = withUnsafeBytes(of: UInt8(1)) { try? POSIX.write(ends.write, $0) }
     }
 }
 
@@ -57,28 +55,23 @@ package enum WaitingInput {
         while true {
             fds[0].revents = 0
             fds[1].revents = 0
-            var timeout: Int32 = -1
-            if let deadline {
-                let left = deadline - ContinuousClock.now
-                guard left > .zero else {
-                    throw DuckPromptError(.noInput, "\(label): no end of the input in time (\(data.count) bytes read)")
-                }
-                timeout = Int32(clamping: Int((left.seconds * 1000).rounded(.up)))
+            if let deadline, deadline <= ContinuousClock.now {
+                throw DuckPromptError(.noInput, "\(label): no end of the input in time (\(data.count) bytes read)")
             }
-            let ready = poll(&fds, nfds_t(fds.count), timeout)
+            let ready: Int32
+            do throws(Errno) { ready = try POSIX.poll(&fds, until: deadline) } catch {
+                throw DuckPromptError(.noInput, "\(label): \(error)")
+            }
             if ready == 0 { continue }
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw DuckPromptError(.noInput, "\(label): \(String(cString: strerror(errno)))")
-            }
             if fds[1].revents != 0 { throw CancellationError() }
             guard fds[0].revents != 0 else { continue }
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n == 0 { return data }
-            if n < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw DuckPromptError(.noInput, "\(label): \(String(cString: strerror(errno)))")
+            let n: Int
+            switch chunk.withUnsafeMutableBytes({ bytes in Result { () throws(Errno) in try POSIX.read(fd, into: bytes) } }) {
+            case .success(let count): n = count
+            case .failure(.wouldBlock): continue
+            case .failure(let err): throw DuckPromptError(.noInput, "\(label): \(err)")
             }
+            if n == 0 { return data }
             guard data.count + n <= limit else {
                 throw DuckPromptError(.unsupportedData,
                     "\(label): longer than \(limit >> 20) MiB, the most read from a pipe or device (give a file by name)",
