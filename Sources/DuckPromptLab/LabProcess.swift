@@ -4,8 +4,8 @@ import Glibc
 
 /// A process the lab started: spawned with `posix_spawnp` in a process group of its own (so
 /// that a terminal's Ctrl-C reaches the lab, which stops everything in order), reaped with
-/// `waitpid`, stopped by pid. The one file of the lab that calls `posix_spawn`, `kill` and
-/// `waitpid`.
+/// `waitpid` (`POSIX.waitpid`), stopped by pid. The one file of the lab that spawns, signals and
+/// reaps.
 package final class LabProcess: @unchecked Sendable {
     package let name: String
     package let pid: pid_t
@@ -57,8 +57,7 @@ package final class LabProcess: @unchecked Sendable {
         }
         self.pid = pid
         startThread { [self] in
-            var raw: Int32 = 0
-            while waitpid(self.pid, &raw, 0) < 0 && errno == EINTR {}
+            let raw = (try? POSIX.waitpid(self.pid)) ?? 0
             let code: Int32 = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
             condition.withLock {
                 status = code

@@ -12,8 +12,9 @@ import Glibc
 /// `EINTR`); calls that cannot fail the way these do (`getpid`, `geteuid`, `clock_gettime`,
 /// string functions) are called directly.
 ///
-/// Threading: every wrapper may be called from any thread; `errno` is per thread.
-enum POSIX {
+/// Threading: every wrapper may be called from any thread; `errno` is per thread. The service's
+/// bus loop and the lab's process waits use them too (`package`).
+package enum POSIX {
     /// Opens `path`.
     /// - Parameters:
     ///   - flags: as given (`O_CLOEXEC` is the caller's to add).
@@ -41,7 +42,7 @@ enum POSIX {
     /// - Returns: bytes read, 0 at the end.
     /// - Throws: `Errno` ("read"): `EAGAIN` on an empty non-blocking descriptor. `read(2)`,
     ///   retried on `EINTR`.
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try retryOnInterrupt("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
@@ -169,7 +170,7 @@ enum POSIX {
     /// - Returns: how many descriptors have events, 0 when the time ran out.
     /// - Throws: `Errno` ("poll"). `poll(2)` with the milliseconds left to `deadline` (rounded
     ///   up), retried on `EINTR` with the time then left.
-    static func poll(_ fds: inout [pollfd], until deadline: ContinuousClock.Instant?) throws(Errno) -> Int32 {
+    package static func poll(_ fds: inout [pollfd], until deadline: ContinuousClock.Instant?) throws(Errno) -> Int32 {
         try retryOnInterrupt("poll") { () -> Int32 in
             var timeout: Int32 = -1
             if let deadline {
@@ -217,6 +218,16 @@ enum POSIX {
         withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 
+    /// Waits for the child `pid` to end and reaps it.
+    /// - Returns: its status as `waitpid(2)` reports it (`WIFEXITED`…).
+    /// - Throws: `Errno` ("waitpid"): `ECHILD` when it is no child (or already reaped).
+    ///   `waitpid(2)` with no options, retried on `EINTR`.
+    package static func waitpid(_ pid: pid_t) throws(Errno) -> Int32 {
+        var status: Int32 = 0
+        try retryOnInterrupt("waitpid") { Glibc.waitpid(pid, &status, 0) }
+        return status
+    }
+
     /// Blocks the calling thread for `duration`; nothing for a duration ≤ 0.
     /// `nanosleep(2)`, resumed after a signal with the time left.
     static func nanosleep(_ duration: Duration) {
@@ -245,10 +256,10 @@ enum POSIX {
 /// The error number of a failed C call (`errno`), with the call's name and Swift names for the
 /// numbers callers tell apart. Two are equal when their numbers are (`.failure(.fileExists)`
 /// matches whichever call failed).
-struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
-    var rawValue: Int32
+package struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
+    package var rawValue: Int32
     /// The C call that failed (`openat`), empty when not told.
-    var call: String
+    package var call: String
 
     init(_ rawValue: Int32, call: String = "") {
         self.rawValue = rawValue
@@ -261,7 +272,7 @@ struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     /// The calling thread's `errno` now, from the call `name`.
     static func current(_ name: StaticString) -> Errno { Errno(errno, call: "\(name)") }
 
-    static func == (a: Errno, b: Errno) -> Bool { a.rawValue == b.rawValue }
+    package static func == (a: Errno, b: Errno) -> Bool { a.rawValue == b.rawValue }
 
     /// `EINTR`.
     static let interrupted = Errno(EINTR)
@@ -276,7 +287,7 @@ struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     static let wouldBlock = Errno(EWOULDBLOCK)
 
     /// `strerror(3)`'s text: "No such file or directory".
-    var description: String { String(cString: strerror(rawValue)) }
+    package var description: String { String(cString: strerror(rawValue)) }
 
     /// `DuckPromptError(.internal)`: "`what`: `strerror`", e.g. "cannot lock /run/user/1000/
     /// duckprompt/lock: Bad file descriptor".

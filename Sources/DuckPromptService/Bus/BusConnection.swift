@@ -187,13 +187,14 @@ final class BusConnection: @unchecked Sendable {
             }
             var fds = [pollfd(fd: sd_bus_get_fd(bus), events: Int16(sd_bus_get_events(bus)), revents: 0),
                        pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-            let r = poll(&fds, 2, timeoutMs)
-            if r < 0 && Glibc.errno != EINTR {
-                throw DuckPromptError(.internal, "poll failed: \(String(cString: strerror(Glibc.errno)))")
+            do {
+                _ = try POSIX.poll(&fds, until: timeoutMs < 0 ? nil : .now + .milliseconds(timeoutMs))
+            } catch {
+                throw DuckPromptError(.internal, "poll failed: \(error)")
             }
             if fds[1].revents != 0 {
                 var bytes = [UInt8](repeating: 0, count: 256)
-                while read(wake.read, &bytes, bytes.count) > 0 {}
+                while (try? bytes.withUnsafeMutableBytes { try POSIX.read(wake.read, into: $0) }) ?? 0 > 0 {}
             }
         }
     }
