@@ -60,7 +60,10 @@ struct BusyDesktopIntegrationTests {
         let result = try run([duckpromptBinary, "play", "-d", speaker, blip], check: false)
         state.done = true
         #expect(result.status == 0, "duckprompt: \(result.stderr)")
-        Thread.sleep(forTimeInterval: 0.1)
+        // Monitor data comes late: wait until the prompt is in the recording (or give up).
+        _ = eventually(timeout: timeLimit(2)) {
+            recorder.withRecording { samples, _, _ in samples.contains { abs($0) > 0.05 } }
+        }
         // The first prompt sample's chunk arrived at `heard`: the prompt had started by then,
         // so the first poll sent after it must find every stream ducked.
         let heard: UInt64? = recorder.withRecording { samples, arrivals, _ in

@@ -69,7 +69,8 @@ struct LiveDevicesAndSignalTests {
             return zip(now, before).allSatisfy { Double($0) < Double($1) * 0.5 }
         }
         #expect(ducked, "the music was not ducked")
-        Thread.sleep(forTimeInterval: 0.3)
+        // Mid-prompt: the prompt (1 kHz at -6 dBFS) is heard on the headset.
+        #expect(promptRecorder.waitForTone(hertz: 1000, atLeast: -12, timeout: timeLimit(3)), "the prompt was not heard")
         kill(player.process.processIdentifier, signal)
         let exit = player.wait(timeout: 3)
         #expect(exit == status)

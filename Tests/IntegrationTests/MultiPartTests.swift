@@ -81,8 +81,11 @@ extension MultiPartTests {
         let prompt = try TestAudio.sine("preroll-prompt.wav", hertz: 1000, seconds: 0.5, gain: 0.5, channels: 1)
 
         let start = Date()
-        let play = try Background([duckpromptBinary, "play", "--verbose", prompt], captureStderr: true)
-        Thread.sleep(forTimeInterval: 0.1)   // let duckprompt see the sink asleep before we wake it
+        let play = try Background([duckpromptBinary, "play", "--verbose", prompt], environment: ["DUCKPROMPT_DEBUG": "1"],
+                                  captureStderr: true)
+        // Once duckprompt has routed (and seen the sink asleep), the recorder may wake it.
+        #expect(play.waitForOutput(containing: "prompt: openStream", timeout: timeLimit(5)),
+                "\(String(decoding: play.bytes, as: UTF8.self))")
         let recorderStart = Date()
         let recorder = try MonitorRecorder(sink: bt)
         #expect(play.wait(timeout: 10) == 0)

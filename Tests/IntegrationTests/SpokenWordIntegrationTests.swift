@@ -146,11 +146,13 @@ struct SpokenWordIntegrationTests {
         try podcast.pause()
         #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "Pause did not take")
         let before = try podcast.positionSeconds()
+        let starts = try StartCallWatch(podcast)
 
         let result = try run([duckpromptBinary, "play", "-v", "--release-ms", "0",
                               try DuckIntegrationTests.prompt(seconds: 1.5)], check: false)
         #expect(result.status == 0, "\(result.stderr)")
-        Thread.sleep(forTimeInterval: 0.3)   // a late Play would show by now
+        let startCalls = try starts.startCalls()
+        #expect(startCalls.isEmpty, "the player was asked to play: \(startCalls)")
         #expect(try podcast.status() == "Paused", "the user's pause was undone")
         let after = try podcast.positionSeconds()
         #expect(abs(after - before) <= 0.01, "position \(before) s before, \(after) s after")
@@ -320,17 +322,25 @@ struct SpokenWordIntegrationTests {
         let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         try podcast.waitPosition(atLeast: 2.5)
+        let starts = try StartCallWatch(podcast)
 
         let prompt = try Background([duckpromptBinary, "play", "-v", "--release-ms", "0",
                                      try DuckIntegrationTests.prompt(seconds: 1.5)], captureStderr: true)
         #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "the podcast was not paused")
-        Thread.sleep(forTimeInterval: 0.2)
+        // Paused where it stays: two reads of its Position agree.
+        var last = -1.0
+        #expect(try eventually(timeout: 2) {
+            let now = try podcast.positionSeconds()
+            defer { last = now }
+            return now == last
+        }, "the paused podcast's position kept moving")
         let pausedAt = try podcast.positionSeconds()
         try podcast.seek(bySeconds: 5)
         #expect(try eventually(timeout: 1) { try podcast.positionSeconds() > pausedAt + 4 }, "the seek did not take")
         let moved = try podcast.positionSeconds()
         let stderr = Self.finished(prompt)
-        Thread.sleep(forTimeInterval: 0.3)   // a late Play would show by now
+        let startCalls = try starts.startCalls()
+        #expect(startCalls.isEmpty, "the player was asked to play: \(startCalls)")
         #expect(try podcast.status() == "Paused", "resumed after the user moved it: \(stderr)")
         #expect(abs(try podcast.positionSeconds() - moved) <= 0.01, "not where the user put it")
         #expect(Self.lines(stderr, startingWith: "duckprompt: resumed: ").isEmpty, "\(stderr)")
@@ -702,5 +712,46 @@ private final class FlatpakSandbox {
         mpv.stop()
         proxy.stop()
         try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// The calls that would start a player (`Play`, `PlayPause` on `org.mpris.MediaPlayer2.Player`)
+/// as the session bus routes them (`dbus-monitor`), from the watch's start on: what a late
+/// Play would be, seen without waiting for the player to show it.
+private final class StartCallWatch {
+    private let monitor: Background
+    private let player: MPVPlayer
+    private var pings = 0
+
+    /// Starts `dbus-monitor` and returns once it sees calls (its first marker came through).
+    init(_ player: MPVPlayer) throws {
+        self.player = player
+        monitor = try Background(["stdbuf", "-oL", "dbus-monitor", "--session",
+                                  "type='method_call',interface='org.mpris.MediaPlayer2.Player'",
+                                  "type='method_call',interface='org.freedesktop.DBus.Peer',member='Ping'"])
+        guard try marker() else {
+            monitor.stop()
+            throw TestFailure("dbus-monitor saw no call")
+        }
+    }
+
+    deinit { monitor.stop() }
+
+    /// Sends `Peer.Ping` to the player and waits until the monitor has shown it: the bus routes
+    /// in order, so every call made before is in the output by then.
+    private func marker() throws -> Bool {
+        _ = try MPVPlayer.gdbus(["-d", player.busName, "-o", "/org/mpris/MediaPlayer2", "-m", "org.freedesktop.DBus.Peer.Ping"])
+        pings += 1
+        return eventually(timeout: timeLimit(5)) {
+            String(decoding: monitor.bytes, as: UTF8.self).components(separatedBy: "member=Ping").count - 1 >= pings
+        }
+    }
+
+    /// The `Play` and `PlayPause` calls made since the watch started, as dbus-monitor shows them.
+    /// - Throws: `TestFailure` when the monitor stopped showing calls.
+    func startCalls() throws -> [String] {
+        guard try marker() else { throw TestFailure("dbus-monitor stopped showing calls") }
+        return String(decoding: monitor.bytes, as: UTF8.self).split(separator: "\n")
+            .filter { $0.contains("interface=org.mpris.MediaPlayer2.Player; member=Play") }.map(String.init)
     }
 }

@@ -11,3 +11,15 @@ import Foundation
 /// 6.95 and 6.08 dB; CI at 7e50163 without it, 6.68 dB while a SIGHUP's release ran). A volume
 /// set in one write still fails: a 20 dB duck shows as 10.5 to 16.7 dB in one window.
 let rampStepLimit = 9.0
+
+extension MonitorRecorder {
+    /// Waits until the last 20 ms recorded hold a tone of `hertz` at `dB` or more (a level on
+    /// the monitor: the prompt is being heard), at most `timeout` s.
+    /// - Returns: whether it came.
+    func waitForTone(hertz: Int, atLeast dB: Double, timeout: Double) -> Bool {
+        eventually(timeout: timeout) {
+            guard let last = latest(frames: 960) else { return false }
+            return (Levels.tone(last, hertz: Double(hertz)).max() ?? -200) >= dB
+        }
+    }
+}
