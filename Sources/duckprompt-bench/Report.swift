@@ -18,8 +18,8 @@ enum Report {
     static let serviceRowOrder = [ServerBench.serviceZero, ServerBench.serviceDuck, ServerBench.serviceCold, "paplay", ServerBench.anchor]
 
     static let method = [
-        "- Each server is private and headless (`Scripts/sound-server SERVER --emulate`): null sinks `speaker` "
-            + "(the default) and `bt_headset`. Every tool plays on `speaker` (`-d speaker`, `pw-play --target speaker`), "
+        "- Each server is private and headless (`duckprompt lab --server SERVER --device speaker --device bluetooth-a2dp "
+            + "--no-listen --no-service`, Docs/lab.md): null sinks `speaker` (the default) and `bt_headset`. Every tool plays on `speaker` (`-d speaker`, `pw-play --target speaker`), "
             + "so routing picks no pre-roll (`pw-play`, a PipeWire client, on PipeWire only). The prompt is a 50 ms "
             + "1 kHz sine at -6 dBFS, 48 kHz mono WAV.",
         "- Figures 1 and 2: a libpulse record stream on `speaker.monitor` (mono float32, 48 kHz, 5 ms fragments) "

@@ -2,13 +2,13 @@ import DuckPromptProbe
 import Foundation
 import Testing
 
-/// Which private server the tests run on: set by `duckprompt lab` (`DUCKPROMPT_LAB_SERVER`,
-/// as `Scripts/test` runs them) or `Scripts/sound-server` (`DUCKPROMPT_TEST_SERVER`).
+/// Which private server the tests run on: set by `duckprompt lab` (`DUCKPROMPT_LAB_SERVER`),
+/// as `Scripts/test` runs them.
 /// Integration tests fail (never skip) when it is missing: `Scripts/test` always provides it.
 enum TestServer {
     static var kind: String {
         let environment = ProcessInfo.processInfo.environment
-        return environment["DUCKPROMPT_LAB_SERVER"] ?? environment["DUCKPROMPT_TEST_SERVER"] ?? "none"
+        return environment["DUCKPROMPT_LAB_SERVER"] ?? "none"
     }
 
     static func requireServer() throws {
