@@ -31,8 +31,8 @@ let package = Package(
         // only caller.
         .target(name: "CPipeWireNodes", dependencies: ["CPipeWire"]),
         // libsystemd's sd-bus, for the library's messages and its session-bus client (MPRIS
-        // players, DuckPrompt/Bus/), the service's bus connection and the C vtable below, and
-        // the bench's client of the service.
+        // players and the bench's client of the service, DuckPrompt/Bus/), the service's bus
+        // connection and the C vtable below.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
         // The pure decisions: classify, route, duck plan, ramps, queue policy, the prompt's
@@ -69,9 +69,8 @@ let package = Package(
         .target(name: "DuckPromptProbe", dependencies: ["DuckPrompt", "CPulseAudio"],
                 swiftSettings: foundationFree),
         // Scripts/bench's measuring tool (Docs/performance.md); uses the library's package API,
-        // and sd-bus as the D-Bus client of `duckprompt serve` (BusClient.swift), its messages
-        // written and read by the service's BusWriter and BusReader.
-        .executableTarget(name: "duckprompt-bench", dependencies: ["DuckPrompt", "DuckPromptProbe", "DuckPromptService", "CSystemd"]),
+        // its SessionBusClient as the D-Bus client of `duckprompt serve` (BusClient.swift).
+        .executableTarget(name: "duckprompt-bench", dependencies: ["DuckPrompt", "DuckPromptProbe", "DuckPromptService"]),
         // What an app author copies first: a held Prompter, three prompts, their events.
         // Built with everything (Scripts/test builds it; an integration test runs it).
         .executableTarget(name: "held-prompter-example", dependencies: ["DuckPrompt"],

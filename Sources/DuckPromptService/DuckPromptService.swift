@@ -43,7 +43,7 @@ public final class DuckPromptService: Sendable {
     /// A prompt not yet finished: who asked for it, and what it plays (for the line logged
     /// when it ends).
     private struct Record {
-        /// The caller's unique bus name (`sd_bus_message_get_sender`).
+        /// The caller's unique bus name (`BusReader.sender`).
         var owner: String
         var name: String
     }

@@ -132,7 +132,7 @@ func pause(ms: Int) { Thread.sleep(forTimeInterval: Double(ms) / 1000) }
 let serverProcessNames: Set<String> = ["pipewire", "pipewire-pulse", "wireplumber", "pulseaudio"]
 
 /// CPU time so far of every process named in `names` that runs with this process's
-/// `XDG_RUNTIME_DIR` (the private servers `Scripts/sound-server` started, not a desktop's own):
+/// `XDG_RUNTIME_DIR` (the private servers `duckprompt lab` started, not a desktop's own):
 /// `utime + stime` of /proc/PID/stat, in clock ticks (`sysconf(_SC_CLK_TCK)` a second).
 func cpuTicks(of names: Set<String>) -> Int {
     guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }

@@ -8,8 +8,8 @@ struct Tool {
     var command: [String]
 }
 
-/// Figures 1 to 5 on the server this process was started against (`Scripts/sound-server
-/// … --emulate`: the null sinks `speaker`, the default, and `bt_headset`).
+/// Figures 1 to 5 on the server this process was started against (`duckprompt lab … --device
+/// speaker --device bluetooth-a2dp`: the null sinks `speaker`, the default, and `bt_headset`).
 final class ServerBench {
     static let anchor = "paplay --latency-msec=20"
     static let idle = "idle sink", music = "with music"

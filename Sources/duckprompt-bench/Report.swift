@@ -18,8 +18,8 @@ enum Report {
     static let serviceRowOrder = [ServerBench.serviceZero, ServerBench.serviceDuck, ServerBench.serviceCold, "paplay", ServerBench.anchor]
 
     static let method = [
-        "- Each server is private and headless (`Scripts/sound-server SERVER --emulate`): null sinks `speaker` "
-            + "(the default) and `bt_headset`. Every tool plays on `speaker` (`-d speaker`, `pw-play --target speaker`), "
+        "- Each server is private and headless (`duckprompt lab --server SERVER --device speaker --device bluetooth-a2dp "
+            + "--no-listen --no-service`, Docs/lab.md): null sinks `speaker` (the default) and `bt_headset`. Every tool plays on `speaker` (`-d speaker`, `pw-play --target speaker`), "
             + "so routing picks no pre-roll (`pw-play`, a PipeWire client, on PipeWire only). The prompt is a 50 ms "
             + "1 kHz sine at -6 dBFS, 48 kHz mono WAV.",
         "- Figures 1 and 2: a libpulse record stream on `speaker.monitor` (mono float32, 48 kHz, 5 ms fragments) "
@@ -93,12 +93,13 @@ enum Report {
             + "switches by thread name (/proc/PID/task/TID/comm).",
         "- Figure 9: per scenario, a `duckprompt serve` child of its own (its first prompt the cold one), started before "
             + "the scenario's uncounted `paplay --latency-msec=20` run; the bench waits until it owns "
-            + "`io.github.duckprompt.DuckPrompt1`. The bench is the D-Bus client (sd-bus, one connection, subscribed to "
-            + "`PromptFinished` before any call; it waits in `sd_bus_wait`) and calls `Play([the prompt], {\"device\": "
+            + "`io.github.duckprompt.DuckPrompt1`. The bench is the D-Bus client (the library's `SessionBusClient` on sd-bus, one "
+            + "connection, subscribed to `PromptFinished` before any call; between messages it waits in the bus's "
+            + "descriptor) and calls `Play([the prompt], {\"device\": "
             + "<\"speaker\">, \"duck\": <0.0>})`, and `Play` with `{\"device\": <\"speaker\">}` alone (the config's or the "
-            + "default duck) in the other row. Start: the instant before `sd_bus_call` sends `Play` (the message is "
-            + "already built); first sample: the first prompt sample on `speaker.monitor`, recorded and placed as in "
-            + "figures 1 and 2; end: the instant `sd_bus_process` dispatches that prompt's `PromptFinished` (outcome "
+            + "default duck) in the other row. Start: the instant before the bench builds and sends `Play` "
+            + "(`SessionBusClient.call`); first sample: the first prompt sample on `speaker.monitor`, recorded and placed as in "
+            + "figures 1 and 2; end: the instant `SessionBusClient.dispatch` hands over that prompt's `PromptFinished` (outcome "
             + "`played`; the run fails otherwise). `paplay` and `paplay --latency-msec=20` play in the same rounds, the "
             + "recorder running: exec → first sample, as figure 1, and exec → exit (`wait4` returning), as figure 3's "
             + "recorded columns; the four take turns as in figures 1 to 3, 150 ms apart, each run waiting for 300 ms of "

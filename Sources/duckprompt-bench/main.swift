@@ -3,13 +3,14 @@
 // USAGE:
 //   duckprompt-bench measure --duckprompt PATH --output FILE.json [--runs N] [--figures 1,2,3,4,5,7,8,9]
 //                            [--counts 1,10,100,300]
-//       on a server started by `Scripts/sound-server pipewire|pulseaudio --emulate -- …`
+//       in a lab: `duckprompt lab --server pipewire|pulseaudio --device speaker
+//       --device bluetooth-a2dp --no-listen --no-service -- …` (as Scripts/bench runs it)
 //   duckprompt-bench inprocess --fixtures DIR --output FILE.json [--runs N]
 //   duckprompt-bench report --output Docs/performance.md --command TEXT [--preamble TEXT] FILE.json...
 //   duckprompt-bench hold --file PATH --device SINK
 //       (hidden: figure 8's idle prompter, which `measure` starts; see HoldCommand.swift)
-// Figures 8 and 9 start `duckprompt serve` and call it on the session bus that
-// Scripts/sound-server starts (DBUS_SESSION_BUS_ADDRESS).
+// Figures 8 and 9 start `duckprompt serve` and call it on the lab's session bus
+// (DBUS_SESSION_BUS_ADDRESS).
 //
 // Exit status: 0 whatever the figures show; 64 for a usage error; 69 when no server answers
 // or a figure cannot be measured at all.
@@ -80,7 +81,7 @@ switch arguments[1] {
 case "measure":
     guard let duckprompt = options["duckprompt"], rest.isEmpty else { fail("measure needs --duckprompt PATH", status: 64) }
     let figures = Set(integers(options["figures"], default: [1, 2, 3, 4, 5, 7, 8, 9]))
-    let kind = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SERVER"] ?? "unknown"
+    let kind = ProcessInfo.processInfo.environment["DUCKPROMPT_LAB_SERVER"] ?? "unknown"
     let began = monotonicNanoseconds()
     let listing: DeviceListing
     do { listing = try waitForTask { try await DuckPrompt.devices() }.get() } catch { fail("no sound server: \(error)", status: 69) }

@@ -16,9 +16,8 @@ struct FaultIntegrationTests {
     /// - Throws: a plain error (not a recorded issue), so that a poll may try again.
     static func pulseServerPid() throws -> pid_t {
         let environment = ProcessInfo.processInfo.environment
-        guard let file = environment["DUCKPROMPT_LAB_DIR"].map({ $0 + "/pulse-server.pid" })
-                ?? environment["DUCKPROMPT_TEST_PULSE_PID_FILE"] else {
-            throw TestFailure("duckprompt lab sets DUCKPROMPT_LAB_DIR (Scripts/sound-server DUCKPROMPT_TEST_PULSE_PID_FILE); neither is set")
+        guard let file = environment["DUCKPROMPT_LAB_DIR"].map({ $0 + "/pulse-server.pid" }) else {
+            throw TestFailure("duckprompt lab sets DUCKPROMPT_LAB_DIR; it is not set")
         }
         let text = try String(contentsOfFile: file, encoding: .utf8)
         guard let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {

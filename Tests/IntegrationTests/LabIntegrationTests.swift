@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `duckprompt lab` run from the tests: its own private server (the one the step runs on:
-/// `--server $DUCKPROMPT_TEST_SERVER`), its report read as a user's test would.
+/// `--server $DUCKPROMPT_LAB_SERVER`), its report read as a user's test would.
 @Suite(.serialized)
 struct LabIntegrationTests {
     /// A lab run: its exit, standard error and the report (`--report FILE`), parsed.

@@ -3,7 +3,7 @@ import Foundation
 import DuckPromptProbe
 import Testing
 
-/// End-to-end prompts on the private server that `Scripts/sound-server` started (PipeWire or
+/// End-to-end prompts on the private server that `duckprompt lab` started (PipeWire or
 /// PulseAudio), judged by recording sink monitors. Serialized: they share one server.
 @Suite(.serialized)
 struct PlayIntegrationTests {

@@ -4,7 +4,7 @@ import Foundation
 import DuckPromptProbe
 import Testing
 
-/// `duckprompt serve` on the session bus Scripts/sound-server starts (a real
+/// `duckprompt serve` on the session bus `duckprompt lab` starts (a real
 /// `dbus-daemon --session`), called as apps call it: `gdbus` here (the Python and GJS clients
 /// are in ServiceClientTests). What a listener hears is checked on the speaker's monitor.
 @Suite(.serialized)

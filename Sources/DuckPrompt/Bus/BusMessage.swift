@@ -17,9 +17,9 @@ package func check(_ result: Int32, _ what: @autoclosure () -> String) throws ->
 
 /// The arguments of one message, read in order: a method call given to the service's handler
 /// (sd-bus checked its signature against the vtable, Sources/CBusObject, before it reached
-/// us), a reply the library's `SessionBusClient` reads (MPRIS players), or a reply or signal
-/// the bench's client reads. Valid only while its owner holds the
-/// message (for a call: inside the handler).
+/// us), or a reply or signal the library's `SessionBusClient` reads (MPRIS players; the
+/// bench's calls to the service and its `PromptFinished`). Valid only while its owner holds
+/// the message (for a call: inside the handler; for a signal: inside its handler).
 /// sd-bus: `sd_bus_message_read_basic`, `sd_bus_message_enter_container`,
 /// `sd_bus_message_exit_container`, `sd_bus_message_peek_type`, `sd_bus_message_get_sender`.
 package struct BusReader {
@@ -190,7 +190,7 @@ package struct BusValueTypeError: Error {
 }
 
 /// A message being written: a method return or a signal of the service, or a call of the
-/// library's `SessionBusClient` or the bench's client. sd-bus: `sd_bus_message_append_basic`, `sd_bus_message_open_container`,
+/// library's `SessionBusClient` (the bench's too). sd-bus: `sd_bus_message_append_basic`, `sd_bus_message_open_container`,
 /// `sd_bus_message_close_container`.
 package struct BusWriter {
     package let message: OpaquePointer

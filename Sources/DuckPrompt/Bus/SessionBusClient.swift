@@ -2,15 +2,27 @@ import CSystemd
 import Glibc
 
 /// A client's connection to the session bus, for calls to other programs (MPRIS players,
-/// `Players/PlayerPauser.swift`), and the library's only caller of sd-bus besides
-/// `BusMessage.swift`. Used from one thread (sd-bus is not thread-safe): each prompt opens its
-/// own on its own thread. Every call has a timeout, so a player that does not answer costs at
-/// most that, never a hang.
+/// `Players/PlayerPauser.swift`; the bench's calls to `duckprompt serve`), and the library's
+/// only caller of sd-bus besides `BusMessage.swift`. Used from one thread (sd-bus is not
+/// thread-safe): each prompt opens its own on its own thread. Every call has a timeout, so a
+/// player that does not answer costs at most that, never a hang. Signals it subscribed to are
+/// handled only in `dispatch(for:until:)`, on the caller's thread (no thread of its own): between
+/// calls it sends nothing.
 ///
 /// sd-bus: `sd_bus_open_user` (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`),
-/// `sd_bus_message_new_method_call`, `sd_bus_call`, `sd_bus_flush_close_unref`.
+/// `sd_bus_message_new_method_call`, `sd_bus_call`, `sd_bus_match_signal`, `sd_bus_process`,
+/// `sd_bus_wait`, `sd_bus_slot_unref`, `sd_bus_flush_close_unref`.
 package final class SessionBusClient {
     private let bus: OpaquePointer
+    /// Each subscription's slot and handler; the slots are released in deinit before the bus,
+    /// so a handler (held here, passed unretained) is alive whenever sd-bus can call it.
+    private var subscriptions: [(slot: OpaquePointer?, handler: SignalHandler)] = []
+
+    /// A signal's handler, boxed for sd-bus's userdata.
+    private final class SignalHandler {
+        let handle: (BusReader) -> Void
+        init(_ handle: @escaping (BusReader) -> Void) { self.handle = handle }
+    }
 
     /// Connects to the session bus.
     /// - Throws: `DuckPromptError(.unavailable)` "no session bus (…)" when there is none (no
@@ -26,15 +38,75 @@ package final class SessionBusClient {
         bus = opened
     }
 
-    deinit { sd_bus_flush_close_unref(bus) }
+    deinit {
+        for subscription in subscriptions { sd_bus_slot_unref(subscription.slot) }
+        sd_bus_flush_close_unref(bus)
+    }
 
     /// One method call of `arguments`, answered within `timeoutMs`; `read` reads the reply.
     /// - Throws: `DuckPromptError(.unavailable)` naming the method and the D-Bus error (or
-    ///   "timed out after N ms"); what `read` throws.
+    ///   "no answer within N ms"); what `read` throws.
     package func call<T>(_ destination: String, _ path: String, _ interface: String, _ member: String,
                          _ arguments: [BusValue] = [], timeoutMs: Int,
                          reading read: (BusReader) throws -> T) throws -> T {
-        try callMethod(on: bus, destination, path, interface, member, arguments, timeoutMs: timeoutMs, reading: read)
+        var message: OpaquePointer? = nil
+        try check(sd_bus_message_new_method_call(bus, &message, destination, path, interface, member), "making \(member)")
+        defer { sd_bus_message_unref(message) }
+        for argument in arguments { try BusWriter(message: message!).append(argument) }
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer? = nil
+        let r = sd_bus_call(bus, message, UInt64(timeoutMs) * 1000, &error, &reply)
+        defer { sd_bus_message_unref(reply) }
+        guard r >= 0, let reply else {
+            let detail: String
+            if r == -ETIMEDOUT {
+                detail = "no answer within \(timeoutMs) ms"
+            } else if let name = error.name {
+                detail = String(cString: name) + (error.message.map { ": " + String(cString: $0) } ?? "")
+            } else {
+                detail = String(cString: strerror(-r))
+            }
+            throw DuckPromptError(.unavailable, "\(member) to \(destination): \(detail)")
+        }
+        return try read(BusReader(message: reply))
+    }
+
+    /// Subscribes to the signal `member` of `interface` that `sender` emits from `path`
+    /// (`sd_bus_match_signal`, its match added before this returns), for as long as this
+    /// connection lives; `handle` reads each one as `dispatch(for:until:)` delivers it.
+    /// - Throws: `DuckPromptError(.unavailable)` when the match cannot be added.
+    package func subscribe(to member: String, of interface: String, from sender: String, path: String,
+                           _ handle: @escaping (BusReader) -> Void) throws {
+        let handler = SignalHandler(handle)
+        var slot: OpaquePointer? = nil
+        let r = sd_bus_match_signal(bus, &slot, sender, path, interface, member, { message, userdata, _ in
+            Unmanaged<SignalHandler>.fromOpaque(userdata!).takeUnretainedValue().handle(BusReader(message: message!))
+            return 0
+        }, Unmanaged.passUnretained(handler).toOpaque())
+        guard r >= 0 else {
+            throw DuckPromptError(.unavailable, "cannot subscribe to \(member): \(String(cString: strerror(-r)))")
+        }
+        subscriptions.append((slot, handler))
+    }
+
+    /// Handles what arrives (`sd_bus_process`: the subscribed signals' handlers run here),
+    /// waiting in `sd_bus_wait` between messages, until `done()` holds or `timeout` passed.
+    /// - Returns: whether `done()` held.
+    /// - Throws: `DuckPromptError(.unavailable)` when the connection fails.
+    package func dispatch(for timeout: Duration, until done: () -> Bool) throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !done() {
+            let r = sd_bus_process(bus, nil)
+            guard r >= 0 else { throw DuckPromptError(.unavailable, "session bus: \(String(cString: strerror(-r)))") }
+            if r > 0 { continue }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return false }
+            let (seconds, attoseconds) = left.components
+            let w = sd_bus_wait(bus, UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000) + 1)
+            guard w >= 0 else { throw DuckPromptError(.unavailable, "session bus: \(String(cString: strerror(-w)))") }
+        }
+        return true
     }
 
     /// The names on the bus (`org.freedesktop.DBus.ListNames`).
@@ -47,6 +119,12 @@ package final class SessionBusClient {
     package func processID(of name: String, timeoutMs: Int) throws -> Int32 {
         try call(Self.busDriver, Self.busPath, Self.busDriver, "GetConnectionUnixProcessID", [.string(name)],
                  timeoutMs: timeoutMs) { Int32(bitPattern: try $0.readUInt32()) }
+    }
+
+    /// Whether a connection owns `name` (`org.freedesktop.DBus.NameHasOwner`).
+    package func hasOwner(_ name: String, timeoutMs: Int) throws -> Bool {
+        try call(Self.busDriver, Self.busPath, Self.busDriver, "NameHasOwner", [.string(name)],
+                 timeoutMs: timeoutMs) { try $0.readBool() }
     }
 
     /// The unique name (`:1.42`) that owns `name` (`org.freedesktop.DBus.GetNameOwner`).
@@ -72,35 +150,4 @@ package final class SessionBusClient {
 
     private static let busDriver = "org.freedesktop.DBus", busPath = "/org/freedesktop/DBus"
     private static let propertiesInterface = "org.freedesktop.DBus.Properties"
-}
-
-/// One method call on `bus` of `arguments`, answered within `timeoutMs`; `read` reads the
-/// reply. The library's `SessionBusClient` and the bench's client of the service call it.
-/// sd-bus: `sd_bus_message_new_method_call`, `sd_bus_call`.
-/// - Throws: `DuckPromptError(.unavailable)` naming the method and the D-Bus error (or "no
-///   answer within N ms"); what `read` throws.
-package func callMethod<T>(on bus: OpaquePointer, _ destination: String, _ path: String, _ interface: String,
-                           _ member: String, _ arguments: [BusValue], timeoutMs: Int,
-                           reading read: (BusReader) throws -> T) throws -> T {
-    var message: OpaquePointer? = nil
-    try check(sd_bus_message_new_method_call(bus, &message, destination, path, interface, member), "making \(member)")
-    defer { sd_bus_message_unref(message) }
-    for argument in arguments { try BusWriter(message: message!).append(argument) }
-    var error = sd_bus_error()
-    defer { sd_bus_error_free(&error) }
-    var reply: OpaquePointer? = nil
-    let r = sd_bus_call(bus, message, UInt64(timeoutMs) * 1000, &error, &reply)
-    defer { sd_bus_message_unref(reply) }
-    guard r >= 0, let reply else {
-        let detail: String
-        if r == -ETIMEDOUT {
-            detail = "no answer within \(timeoutMs) ms"
-        } else if let name = error.name {
-            detail = String(cString: name) + (error.message.map { ": " + String(cString: $0) } ?? "")
-        } else {
-            detail = String(cString: strerror(-r))
-        }
-        throw DuckPromptError(.unavailable, "\(member) to \(destination): \(detail)")
-    }
-    return try read(BusReader(message: reply))
 }
