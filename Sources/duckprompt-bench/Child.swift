@@ -76,9 +76,7 @@ final class Child: @unchecked Sendable {
 
     /// Blocks until the child ends.
     func wait() -> ChildRun {
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        let (status, usage) = (try? POSIX.wait4(pid)) ?? (0, rusage())
         let exited = monotonicNanoseconds()
         let peak = lock.withLock { () -> Double in
             self.exited = true

@@ -29,10 +29,7 @@ enum HoldCommand {
         FileHandle.standardOutput.write(Data((idleLine + "\n").utf8))
         // Blocked in read(2): no timer of this process's own wakes it.
         var byte: UInt8 = 0
-        while true {
-            let n = read(0, &byte, 1)
-            if n == 0 || (n < 0 && errno != EINTR) { break }
-        }
+        while (try? withUnsafeMutableBytes(of: &byte) { try POSIX.read(0, into: $0) }) ?? 0 > 0 {}
         prompter.close()
         return 0
     }

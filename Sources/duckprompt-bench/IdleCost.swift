@@ -231,19 +231,13 @@ struct ChildPipe {
     /// The first line `fd` delivers within `timeoutMs` (without its newline); nil at the end,
     /// an error or the timeout (`poll`, then `read` a byte at a time).
     static func readLine(_ fd: Int32, timeoutMs: Int) -> String? {
-        let deadline = monotonicNanoseconds() + UInt64(timeoutMs) * 1_000_000
+        let deadline = ContinuousClock.now + .milliseconds(timeoutMs)
         var line: [UInt8] = []
         while true {
-            let now = monotonicNanoseconds()
-            guard now < deadline else { return nil }
-            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let rc = poll(&ready, 1, Int32(min((deadline - now) / 1_000_000 + 1, UInt64(Int32.max))))
-            if rc < 0 && errno == EINTR { continue }
-            guard rc > 0 else { return nil }
+            var ready = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            guard let rc = try? POSIX.poll(&ready, until: deadline), rc > 0 else { return nil }
             var byte: UInt8 = 0
-            let n = Glibc.read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            guard n == 1 else { return nil }
+            guard (try? withUnsafeMutableBytes(of: &byte) { try POSIX.read(fd, into: $0) }) == 1 else { return nil }
             if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
             line.append(byte)
         }

@@ -228,6 +228,16 @@ package enum POSIX {
         return status
     }
 
+    /// Waits for the child `pid` to end and reaps it, with the resources it used.
+    /// - Returns: its status as `wait4(2)` reports it, and its `rusage` (CPU time, peak RSS).
+    /// - Throws: `Errno` ("wait4"). `wait4(2)` with no options, retried on `EINTR`.
+    package static func wait4(_ pid: pid_t) throws(Errno) -> (status: Int32, usage: rusage) {
+        var status: Int32 = 0
+        var usage = rusage()
+        try retryOnInterrupt("wait4") { Glibc.wait4(pid, &status, 0, &usage) }
+        return (status, usage)
+    }
+
     /// Blocks the calling thread for `duration`; nothing for a duration ≤ 0.
     /// `nanosleep(2)`, resumed after a signal with the time left.
     static func nanosleep(_ duration: Duration) {
