@@ -97,7 +97,7 @@ package final class LabProcess: @unchecked Sendable {
                 var wait = 100
                 if let deadline {
                     let left = deadline - ContinuousClock.now
-                    wait = max(1, min(100, Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+                    wait = max(1, min(100, Int(left.waitMilliseconds)))
                 }
                 _ = condition.waitLocked(milliseconds: wait)
             }

@@ -421,7 +421,7 @@ private final class Latch: @unchecked Sendable {
             while !isOpen {
                 let left = deadline - ContinuousClock.now
                 guard left > .zero else { return }
-                condition.waitLocked(milliseconds: max(1, Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+                condition.waitLocked(milliseconds: Int(left.waitMilliseconds))
             }
         }
     }

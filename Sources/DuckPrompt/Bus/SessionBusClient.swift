@@ -102,8 +102,7 @@ package final class SessionBusClient {
             if r > 0 { continue }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return false }
-            let (seconds, attoseconds) = left.components
-            let w = sd_bus_wait(bus, UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000) + 1)
+            let w = sd_bus_wait(bus, left.microseconds + 1)
             guard w >= 0 else { throw DuckPromptError(.unavailable, "session bus: \(String(cString: strerror(-w)))") }
         }
         return true

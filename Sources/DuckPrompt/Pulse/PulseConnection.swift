@@ -139,8 +139,7 @@ package final class PulseConnection: @unchecked Sendable {
     /// libpulse: `pa_context_rttime_new`, `pa_context_rttime_restart`, `pa_mainloop_api.time_free`.
     package func withWakeupLocked<T>(at deadline: ContinuousClock.Instant, _ body: () throws -> T) rethrows -> T {
         let remaining = max(.zero, deadline - ContinuousClock.now)
-        let usec = UInt64(remaining.components.seconds) * 1_000_000
-            + UInt64(remaining.components.attoseconds / 1_000_000_000_000)
+        let usec = remaining.microseconds
         let timer = pa_context_rttime_new(context, pa_rtclock_now() + usec, { _, _, _, userdata in
             pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
         }, UnsafeMutableRawPointer(mainloop))
@@ -309,13 +308,6 @@ package final class PulseConnection: @unchecked Sendable {
                 waitLocked()
             }
         }
-    }
-}
-
-extension Duration {
-    /// Seconds as a Double, for messages.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
 

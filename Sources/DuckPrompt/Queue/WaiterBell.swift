@@ -47,8 +47,7 @@ final class WaiterBell: @unchecked Sendable {
             sleepThread(for: pause)
             return false
         }
-        let (seconds, attoseconds) = pause.components
-        return bell.wait(timeoutMs: Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
+        return bell.wait(timeoutMs: pause.waitMilliseconds)
     }
 
     /// Makes the current or next `wait` return (this process's own threads: a cancellation,

@@ -175,7 +175,7 @@ package enum POSIX {
             var timeout: Int32 = -1
             if let deadline {
                 let left = max(.zero, deadline - ContinuousClock.now)
-                timeout = Int32(clamping: Int((left.seconds * 1000).rounded(.up)))
+                timeout = left.waitMilliseconds
             }
             return Glibc.poll(&fds, nfds_t(fds.count), timeout)
         }

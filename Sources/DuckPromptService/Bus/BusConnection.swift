@@ -181,7 +181,7 @@ final class BusConnection: @unchecked Sendable {
                     DebugTrace.write("serve: idle for \(idleTimeout ?? 0) s, but a prompt, a call or a route watcher is there: staying")
                     lastActivity = clock.now
                 } else {
-                    let ms = Int32(clamping: left.components.seconds * 1000 + (left.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+                    let ms = left.waitMilliseconds
                     timeoutMs = timeoutMs < 0 ? ms : min(timeoutMs, ms)
                 }
             }
