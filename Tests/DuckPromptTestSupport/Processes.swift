@@ -141,7 +141,10 @@ package final class Background: @unchecked Sendable {
     package let process = Process()
     private let out = Pipe()
     private var data = Data()
-    private let lock = NSLock()
+    /// Whether its output ended (guarded by `condition`).
+    private var outputEnded = false
+    /// Guards `data` and `outputEnded`; broadcast on each chunk and at the end.
+    private let condition = NSCondition()
     private let done = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
 
@@ -164,21 +167,41 @@ package final class Background: @unchecked Sendable {
         Thread { [self] in
             while true {
                 let chunk = handle.availableData
+                condition.lock()
+                if chunk.isEmpty { outputEnded = true } else { data.append(chunk) }
+                condition.broadcast()
+                condition.unlock()
                 if chunk.isEmpty { break }
-                lock.withLock { data.append(chunk) }
             }
             done.signal()
         }.start()
     }
 
     /// What it wrote so far.
-    package var bytes: Data { lock.withLock { data } }
+    package var bytes: Data { condition.withLock { data } }
+
+    /// Waits until it has written more than `count` bytes in all, its output ended, or
+    /// `deadline` passed: woken by each chunk it writes, not polled.
+    /// - Returns: whether more than `count` bytes are there.
+    package func waitForBytes(moreThan count: Int, until deadline: Date) -> Bool {
+        condition.withLock {
+            while data.count <= count && !outputEnded {
+                if !condition.wait(until: deadline) { break }
+            }
+            return data.count > count
+        }
+    }
 
     /// Waits until what it wrote contains `text` (at most `timeout` s): a trace line
-    /// (`DUCKPROMPT_DEBUG=1`), a state it reports.
+    /// (`DUCKPROMPT_DEBUG=1`), a state it reports. Looks again at each chunk it writes.
     /// - Returns: whether it did.
     package func waitForOutput(containing text: String, timeout: Double) -> Bool {
-        eventually(timeout: timeout) { String(decoding: bytes, as: UTF8.self).contains(text) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let now = bytes
+            if String(decoding: now, as: UTF8.self).contains(text) { return true }
+            guard waitForBytes(moreThan: now.count, until: deadline) else { return false }
+        }
     }
 
     /// Waits for the process to end by itself (at most `timeout` s, then SIGKILL); returns its

@@ -178,7 +178,7 @@ struct LabIntegrationTests {
         let report = TestAudio.directory.appendingPathComponent("lab-signal-\(UUID().uuidString).json").path
         let lab = try Background([duckpromptBinary, "lab", "--server", TestServer.kind, "--report", report, "--",
                                   "sleep", "1000"], captureStderr: true)
-        #expect(eventually(timeout: timeLimit(15)) { String(decoding: lab.bytes, as: UTF8.self).contains("lab: running sleep") },
+        #expect(lab.waitForOutput(containing: "lab: running sleep", timeout: timeLimit(15)),
                 "\(String(decoding: lab.bytes, as: UTF8.self))")
         kill(lab.process.processIdentifier, signal)
         let status = lab.wait(timeout: timeLimit(10))

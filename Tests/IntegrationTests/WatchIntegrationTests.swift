@@ -10,14 +10,16 @@ struct WatchIntegrationTests {
     static func line(_ what: String, from watch: Background, after count: Int, timeout: Double = 3,
                      _ match: ([String: Any]) -> Bool) throws -> (json: [String: Any], seconds: Double, count: Int) {
         let start = Date()
-        while Date().timeIntervalSince(start) < timeout {
-            let lines = String(decoding: watch.bytes, as: UTF8.self).split(separator: "\n")
+        while true {
+            let output = watch.bytes
+            let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
             for (i, line) in lines.enumerated().dropFirst(count) {
                 if let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], match(json) {
                     return (json, Date().timeIntervalSince(start), i + 1)
                 }
             }
-            Thread.sleep(forTimeInterval: 0.002)
+            // Woken by its next chunk of output.
+            guard watch.waitForBytes(moreThan: output.count, until: start.addingTimeInterval(timeout)) else { break }
         }
         throw TestFailure("no \(what) line from devices --watch within \(timeout) s; what it wrote: \(String(decoding: watch.bytes, as: UTF8.self))")
     }
@@ -74,7 +76,7 @@ struct WatchIntegrationTests {
         let reference = TestServer.kind == "pipewire" ? try Background(["pw-metadata", "-m", "-n", "default"]) : nil
         defer { reference?.stop() }
         if let reference {
-            #expect(try eventually(timeout: timeLimit(3)) { String(decoding: reference.bytes, as: UTF8.self).contains("default.audio.sink") },
+            #expect(reference.waitForOutput(containing: "default.audio.sink", timeout: timeLimit(3)),
                     "pw-metadata never listed the default sink")
         }
         let referenceSeen = reference.map { String(decoding: $0.bytes, as: UTF8.self).count } ?? 0
