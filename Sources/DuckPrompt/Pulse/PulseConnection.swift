@@ -4,8 +4,9 @@ import Glibc
 
 /// One libpulse connection: a `pa_threaded_mainloop` and a `pa_context` in the READY state.
 ///
-/// The only type (with its extensions in this folder) that calls libpulse in the library; the
-/// measuring target `DuckPromptProbe` opens its own streams on it (`package` access). Every call into
+/// The only type (with its extensions and the streams in this folder) that calls libpulse; the
+/// measuring target `DuckPromptProbe` opens its tones and recordings on it through
+/// `PlaybackStream` and `RecordStream` (`package` access). Every call into
 /// libpulse holds the loop lock (`withLock`). C callbacks capture nothing: they get the
 /// mainloop or a box through `userdata`, copy data out, and `pa_threaded_mainloop_signal`.
 /// Blocking waits use the documented threaded-mainloop pattern (`pa_threaded_mainloop_wait`
