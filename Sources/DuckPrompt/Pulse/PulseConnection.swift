@@ -13,13 +13,13 @@ import Glibc
 /// inside the lock) and therefore run on a dedicated thread, never inside the loop's thread.
 package final class PulseConnection: @unchecked Sendable {
     package let mainloop: OpaquePointer
-    package let context: OpaquePointer
+    let context: OpaquePointer
     /// The server as the user would name it in an error message.
     let serverDescription: String
     /// Set by `interrupt()`: every blocking wait returns early once it is true.
     private(set) var interrupted = false
     /// How long the server may take to answer one request before it counts as gone.
-    package let answerTimeout: Duration
+    let answerTimeout: Duration
     /// The inboxes the subscribe callback writes to, kept alive here (guarded by the loop
     /// lock); the callback reaches it unretained.
     let subscribers: Subscribers
@@ -138,7 +138,7 @@ package final class PulseConnection: @unchecked Sendable {
     /// Runs `body`, lock held, with a timer armed that wakes every wait at `deadline`, so that
     /// a wait loop can check its deadline even when the server says nothing.
     /// libpulse: `pa_context_rttime_new`, `pa_context_rttime_restart`, `pa_mainloop_api.time_free`.
-    package func withWakeupLocked<T>(at deadline: ContinuousClock.Instant, _ body: () throws -> T) rethrows -> T {
+    func withWakeupLocked<T>(at deadline: ContinuousClock.Instant, _ body: () throws -> T) rethrows -> T {
         let remaining = max(.zero, deadline - ContinuousClock.now)
         let usec = UInt64(remaining.components.seconds) * 1_000_000
             + UInt64(remaining.components.attoseconds / 1_000_000_000_000)
@@ -181,7 +181,7 @@ package final class PulseConnection: @unchecked Sendable {
     }
 
     /// The error for a server that connected but stopped answering.
-    package func silentServerError(_ what: String) -> DuckPromptError {
+    func silentServerError(_ what: String) -> DuckPromptError {
         DuckPromptError(.unavailable,
             "the sound server at \(serverDescription) did not answer within \(answerTimeout.seconds) s (\(what))")
     }
@@ -269,7 +269,7 @@ package final class PulseConnection: @unchecked Sendable {
     }
 
     /// Waits for a signal from the loop. Call with the lock held. `pa_threaded_mainloop_wait`.
-    package func waitLocked() { pa_threaded_mainloop_wait(mainloop) }
+    func waitLocked() { pa_threaded_mainloop_wait(mainloop) }
 
     /// Makes every current and later blocking wait return early (used for signals and Task
     /// cancellation). Thread-safe.
@@ -288,10 +288,10 @@ package final class PulseConnection: @unchecked Sendable {
 
     /// Whether the context is still usable: READY, and the server has not stalled. Call with
     /// the lock held.
-    package var isAliveLocked: Bool { !stalled && pa_context_get_state(context) == PA_CONTEXT_READY }
+    var isAliveLocked: Bool { !stalled && pa_context_get_state(context) == PA_CONTEXT_READY }
 
     /// The context's last error as text (`pa_strerror(pa_context_errno)`). Lock held.
-    package var lastErrorLocked: String { String(cString: pa_strerror(pa_context_errno(context))) }
+    var lastErrorLocked: String { String(cString: pa_strerror(pa_context_errno(context))) }
 
     /// Waits, lock held, until `op` is no longer running, the context dies, or the server
     /// took longer than `answerTimeout`; unrefs it. Ignores `interrupted`: queries are short
