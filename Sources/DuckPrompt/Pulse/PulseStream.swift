@@ -1,5 +1,4 @@
 import CPulseAudio
-import FoundationEssentials
 
 /// One `pa_stream` of mono or interleaved float32 (`PA_SAMPLE_FLOAT32LE`) on a
 /// `PulseConnection`, for the measuring target (`DuckPromptProbe`): what `PlaybackStream` and
