@@ -63,10 +63,10 @@ let package = Package(
         // Scripts/make-man's generator of the man pages' sources (ManPage.swift); not installed.
         .executableTarget(name: "duckprompt-man", dependencies: ["DuckPromptCLI"]),
         // Measuring aids: tone streams and stamped monitor recordings (BenchProbe), for the
-        // bench and the integration tests; not shipped in the library an app embeds. The only
-        // other target that calls libpulse, through the library's package API and its own
-        // streams.
-        .target(name: "DuckPromptProbe", dependencies: ["DuckPrompt", "CPulseAudio"],
+        // bench, the integration tests and the lab's listening; not shipped in the library an
+        // app embeds. It reaches libpulse only through the library's package API (a
+        // PulseConnection, its PlaybackStreams and RecordStreams, Sources/DuckPrompt/Pulse/).
+        .target(name: "DuckPromptProbe", dependencies: ["DuckPrompt"],
                 swiftSettings: foundationFree),
         // Scripts/bench's measuring tool (Docs/performance.md); uses the library's package API,
         // its SessionBusClient as the D-Bus client of `duckprompt serve` (BusClient.swift).

@@ -1,15 +1,6 @@
-import CPulseAudio
 import DuckPrompt
 import FoundationEssentials
 import Glibc
-
-/// The monotonic clock (`CLOCK_MONOTONIC`) in nanoseconds: the clock `BenchProbe` stamps
-/// recorded audio with, so that a caller can relate it to when it started a process.
-package func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
 
 /// A tone generator for one playback stream (loop thread only).
 private final class ToneBox: @unchecked Sendable {
@@ -19,6 +10,19 @@ private final class ToneBox: @unchecked Sendable {
     init(hertz: Double, amplitude: Float) {
         step = 2 * Double.pi * hertz / Double(BenchProbe.rate)
         self.amplitude = amplitude
+    }
+
+    /// The next samples: a continuous sine (or zeros), as `PlaybackStream` asks for them.
+    func fill(_ buffer: UnsafeMutableBufferPointer<Float>) {
+        if amplitude == 0 {
+            buffer.update(repeating: 0)
+        } else {
+            for i in buffer.indices {
+                buffer[i] = amplitude * Float(sin(phase))
+                phase += step
+                if phase > 2 * Double.pi { phase -= 2 * Double.pi }
+            }
+        }
     }
 }
 
@@ -30,16 +34,29 @@ private final class CaptureBox: @unchecked Sendable {
     var holes = 0
     /// (monotonic ns, frame position heard at that instant), one per timing update.
     var timings: [(nanoseconds: UInt64, frames: Double)] = []
-    /// A timing update is on its way.
-    var timingPending = false
     var bytesPerSecond = 0.0
+
+    /// A read callback's audio (`RecordStream.Chunk`).
+    func add(_ chunk: UnsafeBufferPointer<Float>, holes: Int, arrival: UInt64) {
+        samples.append(contentsOf: chunk)
+        self.holes += holes
+        arrivals.append((arrival, samples.count))
+    }
+
+    /// Records which frame of the recording was being heard on the sink when the server
+    /// answered (`MonitorTiming.heardFrame`).
+    func note(_ timing: RecordStream.TimingInfo) {
+        guard let heard = MonitorTiming.heardFrame(timing, framesReceived: samples.count,
+                                                    bytesPerSecond: bytesPerSecond, rate: BenchProbe.rate) else { return }
+        timings.append(heard)
+    }
 }
 
 /// Measuring aids for `duckprompt-bench` and the integration tests: playback streams that play
 /// a tone (or silence) for as long as they are open, a monitor recording whose every chunk is
 /// stamped on arrival, and a sink-input list. A target of its own (`DuckPromptProbe`), so that
-/// an app embedding the library does not carry it; it reaches libpulse through the library's
-/// `PulseConnection` (`package` access) and its own `pa_stream`s.
+/// an app embedding the library does not carry it; it reaches libpulse only through the
+/// library's `package` API: a `PulseConnection` and its `PlaybackStream`s and `RecordStream`.
 ///
 /// Each probe is one connection (its own `pa_threaded_mainloop` and `pa_context`), so a
 /// recording is not delayed by another probe's queries. Thread-safe: every call takes the
@@ -51,10 +68,9 @@ package final class BenchProbe: @unchecked Sendable {
     package static let rate = 48_000
 
     private let connection: PulseConnection
-    private var streams: [OpaquePointer] = []
-    private var tones: [ToneBox] = []
+    private var tones: [PlaybackStream] = []
     private let capture = CaptureBox()
-    private var recording: OpaquePointer?
+    private var recording: RecordStream?
 
     /// Connects to `server` (a libpulse server string; nil: the default, `PULSE_SERVER`, then
     /// the user's socket).
@@ -70,19 +86,6 @@ package final class BenchProbe: @unchecked Sendable {
         stopRecording()
     }
 
-    private var spec: pa_sample_spec {
-        pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(Self.rate), channels: 1)
-    }
-
-    /// Buffer metrics: the server's defaults but for a playback `tlength` or a record
-    /// `fragsize`, in ms of `spec`.
-    private func bufferAttr(tlengthMs: Int? = nil, fragsizeMs: Int? = nil) -> pa_buffer_attr {
-        var spec = self.spec
-        func bytes(_ ms: Int?) -> UInt32 { ms.map { UInt32(pa_usec_to_bytes(UInt64($0) * 1000, &spec)) } ?? UInt32.max }
-        return pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(tlengthMs), prebuf: UInt32.max,
-                              minreq: UInt32.max, fragsize: bytes(fragsizeMs))
-    }
-
     /// Opens `count` playback streams, spread round-robin over `sinks`, each playing a sine
     /// of `hertz` at `amplitude` (0: silence) until `stopTones()`; waits until every one is
     /// connected. Every stream gets `properties` (`application.name`, `media.role` …).
@@ -96,86 +99,28 @@ package final class BenchProbe: @unchecked Sendable {
     package func playTones(count: Int, sinks: [String], hertz: Double, amplitude: Float, latencyMs: Int,
                            properties: [String: String]) throws -> [UInt32] {
         precondition(count > 0 && !sinks.isEmpty, "playTones needs streams and sinks")
-        var attr = bufferAttr(tlengthMs: latencyMs)
-        var spec = self.spec
-        let props = pa_proplist_new()
-        defer { pa_proplist_free(props) }
-        for (k, v) in properties { pa_proplist_sets(props, k, v) }
-        var opened: [OpaquePointer] = []
+        var opened: [PlaybackStream] = []
         // In batches: pipewire-pulse answers "Timeout" when hundreds are asked for at once.
         for batch in stride(from: 0, to: count, by: 16) { try connection.withLock {
             let first = opened.count
             for i in batch..<min(count, batch + 16) {
-                guard let stream = pa_stream_new_with_proplist(connection.context, "tone \(i)", &spec, nil, props) else {
-                    throw DuckPromptError(.unavailable, "cannot create tone stream \(i): \(connection.lastErrorLocked)")
-                }
-                let box = ToneBox(hertz: hertz, amplitude: amplitude)
-                tones.append(box)
-                streams.append(stream)
+                let tone = ToneBox(hertz: hertz, amplitude: amplitude)
+                let stream = try PlaybackStream(connection: connection, sink: sinks[i % sinks.count], name: "tone \(i)",
+                                                rate: Self.rate, channels: 1, tlengthMs: latencyMs,
+                                                properties: properties, fill: tone.fill)
+                tones.append(stream)
                 opened.append(stream)
-                pa_stream_set_state_callback(stream, { _, userdata in
-                    pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
-                }, UnsafeMutableRawPointer(connection.mainloop))
-                pa_stream_set_write_callback(stream, { stream, nbytes, userdata in
-                    BenchProbe.fillTone(stream!, requested: nbytes,
-                                        box: Unmanaged<ToneBox>.fromOpaque(userdata!).takeUnretainedValue())
-                }, Unmanaged.passUnretained(box).toOpaque())
-                if pa_stream_connect_playback(stream, sinks[i % sinks.count], &attr, PA_STREAM_ADJUST_LATENCY,
-                                              nil, nil) < 0 {
-                    throw DuckPromptError(.unavailable, "cannot connect tone stream \(i): \(connection.lastErrorLocked)")
-                }
             }
-            try waitAllReady(Array(opened[first...]), what: "connecting \(count) tone streams")
+            let what = "connecting \(count) tone streams"
+            try PulseStream.waitReadyLocked(Array(opened[first...]), refused: what, what: what)
         } }
-        return connection.withLock { opened.map { pa_stream_get_index($0) } }
+        return connection.withLock { opened.map(\.indexLocked) }
     }
 
-    /// Waits, lock held, until every stream is READY. Throws when one fails or the timeout passes.
-    private func waitAllReady(_ list: [OpaquePointer], what: String) throws {
-        let deadline = ContinuousClock.now + connection.answerTimeout
-        try connection.withWakeupLocked(at: deadline) {
-            for stream in list {
-                while pa_stream_get_state(stream) != PA_STREAM_READY {
-                    let state = pa_stream_get_state(stream)
-                    if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
-                        throw DuckPromptError(.unavailable, "\(what): \(connection.lastErrorLocked)")
-                    }
-                    guard ContinuousClock.now < deadline else { throw connection.silentServerError(what) }
-                    connection.waitLocked()
-                }
-            }
-        }
-    }
-
-    /// The write callback: a continuous sine (or zeros), on the loop thread.
-    private static func fillTone(_ stream: OpaquePointer, requested: Int, box: ToneBox) {
-        var data: UnsafeMutableRawPointer? = nil
-        var size = requested
-        guard pa_stream_begin_write(stream, &data, &size) >= 0, let data, size >= 4 else { return }
-        let frames = size / 4
-        let buffer = data.bindMemory(to: Float.self, capacity: frames)
-        if box.amplitude == 0 {
-            buffer.update(repeating: 0, count: frames)
-        } else {
-            for i in 0..<frames {
-                buffer[i] = box.amplitude * Float(sin(box.phase))
-                box.phase += box.step
-                if box.phase > 2 * Double.pi { box.phase -= 2 * Double.pi }
-            }
-        }
-        pa_stream_write(stream, data, frames * 4, nil, 0, PA_SEEK_RELATIVE)
-    }
-
-    /// Disconnects every tone stream (`pa_stream_disconnect`, `pa_stream_unref`).
+    /// Disconnects every tone stream (`PlaybackStream.disconnectLocked`: `pa_stream_disconnect`).
     package func stopTones() {
         connection.withLock {
-            for stream in streams {
-                pa_stream_set_write_callback(stream, nil, nil)
-                pa_stream_set_state_callback(stream, nil, nil)
-                pa_stream_disconnect(stream)
-                pa_stream_unref(stream)
-            }
-            streams.removeAll()
+            for stream in tones { stream.disconnectLocked() }
             tones.removeAll()
         }
     }
@@ -183,70 +128,24 @@ package final class BenchProbe: @unchecked Sendable {
     /// Starts recording `sink`'s monitor (mono float32 at `rate`), asking the server for a
     /// fragment of `fragmentMs`; every chunk is stamped with `monotonicNanoseconds()` as it
     /// arrives. A hole the server reports is recorded as zeros, so frame counts stay true.
-    /// Waits until the recording stream is connected.
+    /// After each chunk the server is asked for the recording's timing (`timings`). Waits
+    /// until the recording stream is connected.
     /// - Throws: `.unavailable` when the server refuses the stream.
-    /// libpulse: `pa_stream_connect_record` (`PA_STREAM_ADJUST_LATENCY`, `PA_STREAM_DONT_MOVE`), `pa_stream_peek`.
+    /// libpulse: through `RecordStream` (`pa_stream_connect_record` with
+    /// `PA_STREAM_ADJUST_LATENCY` and `PA_STREAM_DONT_MOVE`, `pa_stream_peek`,
+    /// `pa_stream_update_timing_info`).
     package func startRecording(monitorOf sink: String, fragmentMs: Int) throws {
         precondition(recording == nil, "one recording per probe")
-        var attr = bufferAttr(fragsizeMs: fragmentMs)
-        var spec = self.spec
-        capture.bytesPerSecond = Double(pa_bytes_per_second(&spec))
+        let capture = self.capture
         try connection.withLock {
-            guard let stream = pa_stream_new(connection.context, "bench monitor", &spec, nil) else {
-                throw DuckPromptError(.unavailable, "cannot create the recording stream: \(connection.lastErrorLocked)")
-            }
+            let stream = try RecordStream(connection: connection, source: "\(sink).monitor", name: "bench monitor",
+                                          rate: Self.rate, channels: 1, fragmentMs: fragmentMs,
+                                          onChunk: capture.add, onTiming: capture.note)
             recording = stream
-            pa_stream_set_state_callback(stream, { _, userdata in
-                pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
-            }, UnsafeMutableRawPointer(connection.mainloop))
-            pa_stream_set_read_callback(stream, { stream, _, userdata in
-                let box = Unmanaged<CaptureBox>.fromOpaque(userdata!).takeUnretainedValue()
-                let now = monotonicNanoseconds()
-                var data: UnsafeRawPointer? = nil
-                var size = 0
-                while pa_stream_peek(stream, &data, &size) >= 0, size > 0 {
-                    if let data {
-                        let floats = data.bindMemory(to: Float.self, capacity: size / 4)
-                        box.samples.append(contentsOf: UnsafeBufferPointer(start: floats, count: size / 4))
-                    } else {
-                        box.holes += 1
-                        box.samples.append(contentsOf: repeatElement(0, count: size / 4))
-                    }
-                    pa_stream_drop(stream)
-                }
-                box.arrivals.append((now, box.samples.count))
-                BenchProbe.requestTiming(stream!, box: box)
-            }, Unmanaged.passUnretained(capture).toOpaque())
-            // Never moved to another monitor (PulseAudio moves a recorder when the default
-            // sink changes: the levels would be another sink's).
-            let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
-            if pa_stream_connect_record(stream, "\(sink).monitor", &attr, flags) < 0 {
-                throw DuckPromptError(.unavailable, "cannot record \(sink).monitor: \(connection.lastErrorLocked)")
-            }
-            try waitAllReady([stream], what: "recording \(sink).monitor")
+            capture.bytesPerSecond = stream.bytesPerSecond
+            try PulseStream.waitReadyLocked([stream], refused: "cannot record \(sink).monitor",
+                                            what: "recording \(sink).monitor")
         }
-    }
-
-    /// Asks the server for the recording's timing (one request at a time, after each chunk).
-    /// libpulse: `pa_stream_update_timing_info`.
-    private static func requestTiming(_ stream: OpaquePointer, box: CaptureBox) {
-        guard !box.timingPending else { return }
-        guard let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
-            let box = Unmanaged<CaptureBox>.fromOpaque(userdata!).takeUnretainedValue()
-            box.timingPending = false
-            guard success != 0, let stream else { return }
-            BenchProbe.noteTiming(stream, box: box)
-        }, Unmanaged.passUnretained(box).toOpaque()) else { return }
-        box.timingPending = true
-        pa_operation_unref(op)
-    }
-
-    /// Records which frame of the recording was being heard on the sink when the server
-    /// answered (`MonitorTiming.heardFrame`).
-    private static func noteTiming(_ stream: OpaquePointer, box: CaptureBox) {
-        guard let heard = MonitorTiming.heardFrame(stream, framesReceived: box.samples.count,
-                                                    bytesPerSecond: box.bytesPerSecond, rate: BenchProbe.rate) else { return }
-        box.timings.append(heard)
     }
 
     /// Calls `body` with what was recorded so far (lock held: keep it short, copy what you
@@ -277,14 +176,10 @@ package final class BenchProbe: @unchecked Sendable {
         }
     }
 
-    /// Ends the recording (`pa_stream_disconnect`).
+    /// Ends the recording (`RecordStream.disconnectLocked`: `pa_stream_disconnect`).
     package func stopRecording() {
         connection.withLock {
-            guard let stream = recording else { return }
-            pa_stream_set_read_callback(stream, nil, nil)
-            pa_stream_set_state_callback(stream, nil, nil)
-            pa_stream_disconnect(stream)
-            pa_stream_unref(stream)
+            recording?.disconnectLocked()
             recording = nil
         }
     }

@@ -4,21 +4,22 @@ import Glibc
 
 /// One libpulse connection: a `pa_threaded_mainloop` and a `pa_context` in the READY state.
 ///
-/// The only type (with its extensions in this folder) that calls libpulse in the library; the
-/// measuring target `DuckPromptProbe` opens its own streams on it (`package` access). Every call into
+/// The only type (with its extensions and the streams in this folder) that calls libpulse; the
+/// measuring target `DuckPromptProbe` opens its tones and recordings on it through
+/// `PlaybackStream` and `RecordStream` (`package` access). Every call into
 /// libpulse holds the loop lock (`withLock`). C callbacks capture nothing: they get the
 /// mainloop or a box through `userdata`, copy data out, and `pa_threaded_mainloop_signal`.
 /// Blocking waits use the documented threaded-mainloop pattern (`pa_threaded_mainloop_wait`
 /// inside the lock) and therefore run on a dedicated thread, never inside the loop's thread.
 package final class PulseConnection: @unchecked Sendable {
     package let mainloop: OpaquePointer
-    package let context: OpaquePointer
+    let context: OpaquePointer
     /// The server as the user would name it in an error message.
     let serverDescription: String
     /// Set by `interrupt()`: every blocking wait returns early once it is true.
     private(set) var interrupted = false
     /// How long the server may take to answer one request before it counts as gone.
-    package let answerTimeout: Duration
+    let answerTimeout: Duration
     /// The inboxes the subscribe callback writes to, kept alive here (guarded by the loop
     /// lock); the callback reaches it unretained.
     let subscribers: Subscribers
@@ -137,7 +138,7 @@ package final class PulseConnection: @unchecked Sendable {
     /// Runs `body`, lock held, with a timer armed that wakes every wait at `deadline`, so that
     /// a wait loop can check its deadline even when the server says nothing.
     /// libpulse: `pa_context_rttime_new`, `pa_context_rttime_restart`, `pa_mainloop_api.time_free`.
-    package func withWakeupLocked<T>(at deadline: ContinuousClock.Instant, _ body: () throws -> T) rethrows -> T {
+    func withWakeupLocked<T>(at deadline: ContinuousClock.Instant, _ body: () throws -> T) rethrows -> T {
         let remaining = max(.zero, deadline - ContinuousClock.now)
         let usec = remaining.microseconds
         let timer = pa_context_rttime_new(context, pa_rtclock_now() + usec, { _, _, _, userdata in
@@ -179,7 +180,7 @@ package final class PulseConnection: @unchecked Sendable {
     }
 
     /// The error for a server that connected but stopped answering.
-    package func silentServerError(_ what: String) -> DuckPromptError {
+    func silentServerError(_ what: String) -> DuckPromptError {
         DuckPromptError(.unavailable,
             "the sound server at \(serverDescription) did not answer within \(answerTimeout.seconds) s (\(what))")
     }
@@ -267,7 +268,7 @@ package final class PulseConnection: @unchecked Sendable {
     }
 
     /// Waits for a signal from the loop. Call with the lock held. `pa_threaded_mainloop_wait`.
-    package func waitLocked() { pa_threaded_mainloop_wait(mainloop) }
+    func waitLocked() { pa_threaded_mainloop_wait(mainloop) }
 
     /// Makes every current and later blocking wait return early (used for signals and Task
     /// cancellation). Thread-safe.
@@ -286,10 +287,10 @@ package final class PulseConnection: @unchecked Sendable {
 
     /// Whether the context is still usable: READY, and the server has not stalled. Call with
     /// the lock held.
-    package var isAliveLocked: Bool { !stalled && pa_context_get_state(context) == PA_CONTEXT_READY }
+    var isAliveLocked: Bool { !stalled && pa_context_get_state(context) == PA_CONTEXT_READY }
 
     /// The context's last error as text (`pa_strerror(pa_context_errno)`). Lock held.
-    package var lastErrorLocked: String { String(cString: pa_strerror(pa_context_errno(context))) }
+    var lastErrorLocked: String { String(cString: pa_strerror(pa_context_errno(context))) }
 
     /// Waits, lock held, until `op` is no longer running, the context dies, or the server
     /// took longer than `answerTimeout`; unrefs it. Ignores `interrupted`: queries are short

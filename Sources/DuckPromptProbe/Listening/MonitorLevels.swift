@@ -1,11 +1,10 @@
-import CPulseAudio
 import DuckPrompt
 import Glibc
 
 /// One monitor recording's running sums (loop thread; guarded by the loop lock).
 private final class LevelBox: @unchecked Sendable {
     let sink: String
-    var stream: OpaquePointer?
+    var stream: RecordStream?
     /// Finished windows: RMS in dBFS, nil for digital silence.
     var levels: [Double?] = []
     var sumOfSquares = 0.0
@@ -18,7 +17,6 @@ private final class LevelBox: @unchecked Sendable {
     var origin: Int64
     /// The server's timing answers: (monotonic ns, the frame heard then), one a chunk.
     var timings: [(nanoseconds: UInt64, frames: Double)] = []
-    var timingPending = false
     let bytesPerSecond = Double(BenchProbe.rate * 4 * MonitorLevels.channels)
     init(sink: String, started: Int64) {
         self.sink = sink
@@ -42,8 +40,9 @@ private final class LevelBox: @unchecked Sendable {
 /// meanwhile: the windows after the pause are placed by the answers that follow it, and the
 /// pause is silent windows.
 /// Thread-safe: every call takes the loop lock.
-/// libpulse: `pa_stream_connect_record` (`PA_STREAM_ADJUST_LATENCY`, `PA_STREAM_DONT_MOVE`) on `SINK.monitor`,
-/// `pa_stream_peek`, `pa_stream_drop`.
+/// libpulse: a `RecordStream` on `SINK.monitor` (`pa_stream_connect_record` with
+/// `PA_STREAM_ADJUST_LATENCY` and `PA_STREAM_DONT_MOVE`, `pa_stream_peek`, `pa_stream_drop`,
+/// `pa_stream_update_timing_info`).
 package final class MonitorLevels: @unchecked Sendable {
     /// Frames per window at the recording rate (10 ms at 48 kHz).
     static let framesPerWindow = BenchProbe.rate / 100
@@ -71,79 +70,49 @@ package final class MonitorLevels: @unchecked Sendable {
     package func record(_ sink: String) throws {
         try connection.withLock {
             guard !boxes.contains(where: { $0.sink == sink }) else { return }
-            var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(BenchProbe.rate), channels: UInt8(Self.channels))
-            var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
-                                      fragsize: UInt32(pa_usec_to_bytes(10_000, &spec)))
-            let props = pa_proplist_new()
-            defer { pa_proplist_free(props) }
-            pa_proplist_sets(props, StreamLog.labProperty, "recorder")
-            guard let stream = pa_stream_new_with_proplist(connection.context, "monitor of \(sink)", &spec, nil, props) else {
-                throw DuckPromptError(.unavailable, "cannot record \(sink).monitor: \(connection.lastErrorLocked)")
-            }
             let box = LevelBox(sink: sink, started: Int64(monotonicNanoseconds()))
+            // PA_STREAM_DONT_MOVE (RecordStream): PulseAudio otherwise moves a recorder to
+            // another monitor when the default sink changes or its sink goes
+            // (module-stream-restore: every recorder of the lab shares one restore id), and the
+            // levels would be another sink's.
+            let stream = try RecordStream(connection: connection, source: "\(sink).monitor", name: "monitor of \(sink)",
+                                          rate: BenchProbe.rate, channels: Self.channels, fragmentMs: 10,
+                                          properties: [StreamLog.labProperty: "recorder"],
+                                          onChunk: { samples, _, arrival in Self.add(samples, arrival: arrival, to: box) },
+                                          onTiming: { timing in Self.note(timing, in: box) })
             box.stream = stream
             boxes.append(box)
-            pa_stream_set_state_callback(stream, { _, userdata in
-                pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
-            }, UnsafeMutableRawPointer(connection.mainloop))
-            pa_stream_set_read_callback(stream, { stream, _, userdata in
-                MonitorLevels.read(stream!, into: Unmanaged<LevelBox>.fromOpaque(userdata!).takeUnretainedValue())
-            }, Unmanaged.passUnretained(box).toOpaque())
-            // PA_STREAM_DONT_MOVE: PulseAudio otherwise moves a recorder to another monitor when
-            // the default sink changes or its sink goes (module-stream-restore: every recorder
-            // of the lab shares one restore id), and the levels would be another sink's.
-            let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
-            guard pa_stream_connect_record(stream, "\(sink).monitor", &attr, flags) >= 0 else {
-                throw DuckPromptError(.unavailable, "cannot record \(sink).monitor: \(connection.lastErrorLocked)")
-            }
-            let deadline = ContinuousClock.now + connection.answerTimeout
-            try connection.withWakeupLocked(at: deadline) {
-                while pa_stream_get_state(stream) != PA_STREAM_READY {
-                    let state = pa_stream_get_state(stream)
-                    guard state != PA_STREAM_FAILED, state != PA_STREAM_TERMINATED, connection.isAliveLocked else {
-                        throw DuckPromptError(.unavailable, "cannot record \(sink).monitor: \(connection.lastErrorLocked)")
-                    }
-                    guard ContinuousClock.now < deadline else { throw connection.silentServerError("recording \(sink).monitor") }
-                    connection.waitLocked()
-                }
-            }
+            try PulseStream.waitReadyLocked([stream], refused: "cannot record \(sink).monitor",
+                                            what: "recording \(sink).monitor")
         }
     }
 
-    /// The read callback: adds each chunk's squares to the windows (loop thread).
-    private static func read(_ stream: OpaquePointer, into box: LevelBox) {
-        let now = Int64(monotonicNanoseconds())
-        var data: UnsafeRawPointer? = nil
-        var size = 0
-        while pa_stream_peek(stream, &data, &size) >= 0, size > 0 {
-            let frames = size / (4 * channels)
-            let floats = data?.bindMemory(to: Float.self, capacity: frames * channels)
-            for frame in 0..<frames {
-                for channel in 0..<channels {
-                    let sample = Double(floats?[frame * channels + channel] ?? 0)
-                    box.sumOfSquares += sample * sample
-                }
-                box.inWindow += 1
-                if box.inWindow == framesPerWindow {
-                    box.levels.append(LevelTimeline.decibels(sumOfSquares: box.sumOfSquares, count: framesPerWindow * channels))
-                    box.sumOfSquares = 0
-                    box.inWindow = 0
-                }
+    /// A chunk's samples (`RecordStream.Chunk`; holes are zeros) added to the windows' squares,
+    /// and the arrival bound of frame 0 (loop thread).
+    private static func add(_ samples: UnsafeBufferPointer<Float>, arrival: UInt64, to box: LevelBox) {
+        let frames = samples.count / channels
+        for frame in 0..<frames {
+            for channel in 0..<channels {
+                let sample = Double(samples[frame * channels + channel])
+                box.sumOfSquares += sample * sample
             }
-            box.frames += frames
-            pa_stream_drop(stream)
+            box.inWindow += 1
+            if box.inWindow == framesPerWindow {
+                box.levels.append(LevelTimeline.decibels(sumOfSquares: box.sumOfSquares, count: framesPerWindow * channels))
+                box.sumOfSquares = 0
+                box.inWindow = 0
+            }
         }
-        box.origin = min(box.origin, now - Int64(box.frames) * 1_000_000_000 / Int64(BenchProbe.rate))
-        guard !box.timingPending, let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
-            let box = Unmanaged<LevelBox>.fromOpaque(userdata!).takeUnretainedValue()
-            box.timingPending = false
-            guard success != 0, let stream,
-                  let heard = MonitorTiming.heardFrame(stream, framesReceived: box.frames, bytesPerSecond: box.bytesPerSecond,
-                                                       rate: BenchProbe.rate) else { return }
-            box.timings.append(heard)
-        }, Unmanaged.passUnretained(box).toOpaque()) else { return }
-        box.timingPending = true
-        pa_operation_unref(op)
+        box.frames += frames
+        box.origin = min(box.origin, Int64(arrival) - Int64(box.frames) * 1_000_000_000 / Int64(BenchProbe.rate))
+    }
+
+    /// The server's timing answer, as the frame heard then (`MonitorTiming.heardFrame`; loop
+    /// thread).
+    private static func note(_ timing: RecordStream.TimingInfo, in box: LevelBox) {
+        guard let heard = MonitorTiming.heardFrame(timing, framesReceived: box.frames, bytesPerSecond: box.bytesPerSecond,
+                                                   rate: BenchProbe.rate) else { return }
+        box.timings.append(heard)
     }
 
     /// What each sink's monitor heard so far, windows placed on a clock whose 0 is `zero`
@@ -185,15 +154,12 @@ package final class MonitorLevels: @unchecked Sendable {
         return LevelTimeline(start: first, levels: grid)
     }
 
-    /// Ends every recording (`pa_stream_disconnect`); what was recorded stays readable.
+    /// Ends every recording (`RecordStream.disconnectLocked`: `pa_stream_disconnect`); what
+    /// was recorded stays readable.
     package func stop() {
         connection.withLock {
             for box in boxes {
-                guard let stream = box.stream else { continue }
-                pa_stream_set_read_callback(stream, nil, nil)
-                pa_stream_set_state_callback(stream, nil, nil)
-                pa_stream_disconnect(stream)
-                pa_stream_unref(stream)
+                box.stream?.disconnectLocked()
                 box.stream = nil
             }
         }
