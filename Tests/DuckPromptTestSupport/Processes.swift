@@ -39,8 +39,9 @@ package enum ProcessInput {
     case text(String)
 }
 
-/// Runs a program to the end and returns what it wrote: the one way the tests run a process
-/// to its end. Standard output and error go to files (a grandchild that keeps them open does
+/// Runs a program to the end and returns what it wrote: how the tests run a process to its end
+/// (but for the two that need what it cannot give: a child's pid once it has exited, and a
+/// standard error whose read end is closed). Standard output and error go to files (a grandchild that keeps them open does
 /// not hold the caller); the exit is waited for on `Process.terminationHandler`, not polled.
 /// - Parameters:
 ///   - arguments: the program (looked up on PATH through /usr/bin/env unless `executable` is

@@ -172,7 +172,7 @@ final class BusConnection: @unchecked Sendable {
                 var ts = timespec()
                 clock_gettime(CLOCK_MONOTONIC, &ts)
                 let now = UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000
-                timeoutMs = Int32(clamping: deadline > now ? (deadline - now + 999) / 1000 : 0)
+                timeoutMs = deadline > now ? Duration.microseconds(Int64(clamping: deadline - now)).waitMilliseconds : 0
             }
             if let idleDuration {
                 let left = idleDuration - lastActivity.duration(to: clock.now)
