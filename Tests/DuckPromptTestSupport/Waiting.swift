@@ -22,8 +22,8 @@ package func eventually(timeout: Double = 5, _ condition: () throws -> Bool) ret
 
 /// The product's time limit (issue: "exit 69 in under 6 s"), widened under ThreadSanitizer,
 /// which slows every process it instruments (`Scripts/test --sanitize thread` sets
-/// `DUCKPROMPT_TEST_SANITIZER`) and makes each one sleep 1 s before it exits (TSan's
-/// `atexit_sleep_ms`, 1000 by default): `seconds`, plus 3 s there.
+/// `DUCKPROMPT_TEST_SANITIZER`; it also turns TSan's 1 s `atexit_sleep_ms` off, which a run
+/// by hand may not): `seconds`, plus 3 s there.
 package func timeLimit(_ seconds: Double) -> Double {
     ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] == nil ? seconds : seconds + 3
 }
