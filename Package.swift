@@ -43,7 +43,8 @@ let package = Package(
         .target(name: "DuckPrompt", dependencies: ["DuckPromptCore", "CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes", "CSystemd"],
                 swiftSettings: foundationFree),
         // The D-Bus object's vtable (sd-bus's SD_BUS_METHOD macros), the one C file over sd-bus
-        // (DuckPromptService/Bus/BusConnection.swift is its only caller).
+        // (DuckPromptService/Bus/BusConnection.swift calls it; DuckPromptService.swift reads
+        // its DP_BUS_* method numbers).
         .target(name: "CBusObject", dependencies: ["CSystemd"]),
         // `duckprompt serve`: the session-bus front end over a held Prompter (Docs/dbus.md).
         .target(name: "DuckPromptService", dependencies: ["DuckPrompt", "CSystemd", "CBusObject"],

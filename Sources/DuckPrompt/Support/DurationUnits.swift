@@ -1,5 +1,6 @@
-/// A `Duration` in the units the C calls take: the one conversion of the library, the service
-/// and the lab (the core keeps its own, in ms, as values).
+/// A `Duration` in the units the C calls take: the one conversion of a `Duration` in the library,
+/// the service and the lab (the core keeps its own, in ms, as values; a timeout already in ms,
+/// like `SessionBusClient`'s, is multiplied where it is used).
 extension Duration {
     /// Seconds as a Double, for messages and arithmetic.
     package var seconds: Double {
