@@ -31,7 +31,7 @@ package struct VolumeArithmetic: Sendable, Equatable {
 }
 
 /// libpulse's volume constants (volume.h, sample.h, def.h): fixed by its ABI, so written here;
-/// a unit test checks each against libpulse's own (`VolumeMathTests`).
+/// a unit test checks each against libpulse's own (`VolumeLimitsTests`, PromptPlanTests.swift).
 package enum VolumeLimits {
     /// `PA_VOLUME_NORM`: the `pa_volume_t` of 0 dB, 65536.
     package static let norm: UInt32 = 0x10000
