@@ -596,7 +596,7 @@ struct HostileInputCLITests {
     func largeAndRandom() throws {
         let scratch = try Scratch()
         let large = scratch.path("large.txt")
-        FileManager.default.createFile(atPath: large, contents: nil)
+        _ = FileManager.default.createFile(atPath: large, contents: nil)
         #expect(truncate(large, 100_000_000) == 0)
         let run = try Binary.run(["devices", "--from", large], limit: 10)
         expectError(run, status: 65)
@@ -629,7 +629,7 @@ struct HostileInputCLITests {
             let file = scratch.path("config/duckprompt/config.json")
             try FileManager.default.createDirectory(atPath: scratch.path("config/duckprompt"), withIntermediateDirectories: true)
             if kind == "large" {
-                FileManager.default.createFile(atPath: file, contents: nil)
+                _ = FileManager.default.createFile(atPath: file, contents: nil)
                 #expect(truncate(file, 50_000_000) == 0)
             } else {
                 #expect(mkfifo(file, 0o600) == 0)

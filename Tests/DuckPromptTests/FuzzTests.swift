@@ -409,7 +409,7 @@ struct FuzzTests {
         }
         let path = "\(rt.journalDir)/journal-\(dead).json"
         fuzz("journal files", seeds: seeds, count: 150, seed: 0x13_05_2, budget: 2) { input, n in
-            FileManager.default.createFile(atPath: path, contents: Data(input))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(input))
             var problems: [JournalProblem] = []
             let found = (try? store.orphans { problems.append($0) }) ?? []
             let decodes = (try? DuckJournal.decoded(from: Data(input))) != nil

@@ -105,7 +105,7 @@ struct HostileInputIntegrationTests {
         let file = home.appendingPathComponent("duckprompt/config.json").path
         try FileManager.default.createDirectory(atPath: home.appendingPathComponent("duckprompt").path,
                                                 withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: file, contents: nil)
+        _ = FileManager.default.createFile(atPath: file, contents: nil)
         #expect(truncate(file, 50_000_000) == 0)
         let play = try run([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 0.3)],
                            environment: ["XDG_CONFIG_HOME": home.path], check: false)

@@ -236,7 +236,7 @@ struct PrompterIntegrationTests {
 
     @Test("cancel: a waiting prompt never starts and ends cancelled; a playing one ends cancelled; the music exact after")
     func cancelWaitingAndPlaying() async throws {
-        let (rig, speaker, app, before) = try Self.musicOnSpeaker("held-cancel", volume: 48000)
+        let (rig, _, app, before) = try Self.musicOnSpeaker("held-cancel", volume: 48000)
         _ = rig
         let prompter = try Prompter()
         let log = EventLog(prompter)
@@ -263,7 +263,7 @@ struct PrompterIntegrationTests {
 
     @Test("Priorities as outcomes: a waiting text replaced by a newer one, a playing text interrupted by a message, a notification dropped while busy; each named by its outcome")
     func priorityOutcomes() throws {
-        let (rig, speaker, app, before) = try Self.musicOnSpeaker("held-prio", volume: 47000)
+        let (rig, _, app, before) = try Self.musicOnSpeaker("held-prio", volume: 47000)
         _ = rig
         let prompter = try Prompter()
         let log = EventLog(prompter)
