@@ -205,8 +205,9 @@ package final class Background: @unchecked Sendable {
         }
     }
 
-    /// Waits for the process to end by itself (at most `timeout` s, then SIGKILL); returns its
-    /// exit status, or nil when it had to be killed.
+    /// Waits for the process to end by itself (at most `timeout` s, then SIGKILL), and then for
+    /// the end of its output (at most 2 s more: a child it left may hold the pipe), so that
+    /// `bytes` holds all it wrote; returns its exit status, or nil when it had to be killed.
     package func wait(timeout: Double) -> Int32? {
         if ended.wait(timeout: .now() + timeout) == .timedOut {
             stop()
@@ -214,6 +215,14 @@ package final class Background: @unchecked Sendable {
         }
         ended.signal()   // for a later wait or stop
         process.waitUntilExit()
+        // The reader thread may not have taken the last chunk yet (seen under ThreadSanitizer:
+        // a client's last line missing although it exited 0).
+        let deadline = Date().addingTimeInterval(2)
+        condition.withLock {
+            while !outputEnded {
+                if !condition.wait(until: deadline) { break }
+            }
+        }
         return process.terminationStatus
     }
 
