@@ -35,12 +35,15 @@ let package = Package(
         // connection and the C vtable below.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        // Stand-ins for the Linux calls Swift cannot import (prctl is variadic): a header of
+        // `static inline` functions, no link; Support/POSIX.swift is its one caller.
+        .systemLibrary(name: "CLinux"),
         // The pure decisions: classify, route, duck plan, ramps, queue policy, the prompt's
         // lifecycle and plan, the journal's policy and bounds, the dump readers. It depends on
         // no C module and does no I/O, so the compiler keeps it pure; DuckPrompt, the I/O
         // shell, re-exports it.
         .target(name: "DuckPromptCore", swiftSettings: foundationFree),
-        .target(name: "DuckPrompt", dependencies: ["DuckPromptCore", "CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes", "CSystemd"],
+        .target(name: "DuckPrompt", dependencies: ["DuckPromptCore", "CPulseAudio", "CSndFile", "CEspeakNG", "CPipeWireNodes", "CSystemd", "CLinux"],
                 swiftSettings: foundationFree),
         // The D-Bus object's vtable (sd-bus's SD_BUS_METHOD macros), the one C file over sd-bus
         // (DuckPromptService/Bus/BusConnection.swift calls it; DuckPromptService.swift reads

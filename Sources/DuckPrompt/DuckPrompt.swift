@@ -212,6 +212,16 @@ public enum DuckPrompt {
                                 options: options, server: server, cancellation: cancellation)
     }
 
+    /// The text on standard input, read to its end (`duckprompt say -`): see
+    /// `WaitingInput.readText`; at most `SpeechSource.maxTextLength` code points.
+    /// `cancellation` stops the wait (a signal), before anything is ducked.
+    /// - Throws: `.usage` (64) for too long a text, `.unsupportedData` (65) when it is not
+    ///   UTF-8, `.noInput` (66) when it cannot be read, `CancellationError` when cancelled.
+    package static func standardInputText(cancellation: PlayCancellation) throws -> String {
+        try WaitingInput.readText(STDIN_FILENO, label: "standard input", wake: cancellation.control.cancelDescriptor(),
+                                  maxCodePoints: SpeechSource.maxTextLength)
+    }
+
     /// Opens every path with libsndfile (see `AudioSource.init(path:)`; `-` is standard input),
     /// then plays them as one prompt under one duck: consecutive files of the same rate and
     /// channel count back to back without a gap, others one after another. A file that cannot

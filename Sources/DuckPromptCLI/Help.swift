@@ -20,9 +20,9 @@ enum Help {
     static let numbers = """
 
     Numbers are plain decimal: 200, -6.5, +3 (no spaces, exponents or hex); a value outside
-    its range is a usage error (exit 64). Every option but --say, -v and the connection's
-    takes its default from the config file (duckprompt-config(5): --attack-ms is attack_ms)
-    and is a key of the D-Bus service's options, with the same range.
+    its range is a usage error (exit 64). Every option but --say, -v, --exit-with-parent and
+    the connection's takes its default from the config file (duckprompt-config(5): --attack-ms
+    is attack_ms) and is a key of the D-Bus service's options, with the same range.
     """
 
     static let main = """
@@ -150,6 +150,11 @@ enum Help {
       --property KEY=VALUE    Set a stream property (repeatable), e.g. media.role=event.
       --say TEXT              Speak TEXT after the files, in the same prompt (repeatable);
                               --voice V and --rate WPM as for duckprompt say.
+      --exit-with-parent      Stop as for SIGTERM (fade out, restore every volume, exit 143)
+                              when the process that started this one exits, even by kill -9:
+                              for wrappers (Navit's speech command, a speech-dispatcher
+                              module), whose death would otherwise leave the music ducked
+                              until the next duckprompt command.
       -v, --verbose           Print the route, the ducked streams and the paused players
                               on stderr.
     \(common)
@@ -166,6 +171,9 @@ enum Help {
       TEXT                    What to say, e.g. "In 200 metres, turn left"; several are
                               joined with spaces. At most 5000 characters (Unicode code
                               points), with --say's texts: about 5 minutes of speech.
+                              '-' alone reads the text from standard input (UTF-8, to its
+                              end; a line break at the end is dropped), for wrappers that
+                              would otherwise quote it through a shell.
 
     OPTIONS:
       --voice VOICE           An espeak-ng voice: en (default), en-us, de, fr-fr, …
@@ -173,7 +181,8 @@ enum Help {
       --rate WPM              Words per minute, 80 to 450 (default 175).
     \(common)
 
-    Every option of duckprompt play (--duck, -d, --volume, --expire-ms, …) applies.
+    Every option of duckprompt play (--duck, -d, --volume, --expire-ms, --exit-with-parent,
+    …) applies.
     \(numbers)
     """
 

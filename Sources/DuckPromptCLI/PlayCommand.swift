@@ -5,10 +5,10 @@ import Glibc
 
 enum PlayCommand {
     /// A prompt's options as the table names them (`PromptOption`), and the command's own:
-    /// `--say`, `-v/--verbose`, the connection's (`CommonOptions`).
+    /// `--say`, `-v/--verbose`, `--exit-with-parent`, the connection's (`CommonOptions`).
     static let scanner = ArgumentScanner(
         valued: CommonOptions.valued.union(PromptOption.all.filter { $0.kind != .flag }.map(\.name)).union(["say"]),
-        flags: Set(["help", "verbose"] + PromptOption.all.filter { $0.kind == .flag }.map(\.name)),
+        flags: Set(["help", "verbose", "exit-with-parent"] + PromptOption.all.filter { $0.kind == .flag }.map(\.name)),
         short: CommonOptions.short.merging(PromptOption.all.compactMap { option in option.short.map { ($0, option.name) } }
             + [("v", "verbose")]) { a, _ in a })
 
@@ -24,8 +24,9 @@ enum PlayCommand {
 
     /// `play FILE... [--say TEXT]...`, or `say TEXT...` (`say` true: positionals are texts).
     static func run(_ args: [String], say: Bool = false) throws -> Int32 {
-        // First, so that a signal during parsing is not lost (nor one a parent ignores).
-        let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP])
+        // First, so that a signal during parsing is not lost (nor one a parent ignores);
+        // ParentWatch.signal, a parent's death, counts only with --exit-with-parent.
+        let signals = SignalTrap([SIGINT, SIGTERM, SIGHUP, ParentWatch.signal])
         // A write to a pipe no one reads any more (standard error piped to a program that
         // ended) fails with EPIPE instead of killing the prompt mid-duck with SIGPIPE, which
         // would leave the music ducked until the next command.
@@ -33,30 +34,38 @@ enum PlayCommand {
         let verb = say ? "say" : "play"
         let r = try scanner.scan(args, verb: verb)
         if r.has("help") { print(say ? Help.say : Help.play); return 0 }
-        // say's words are one text, as `echo` prints them: one sentence, not a prompt per word.
-        let spoken = say && !r.positionals.isEmpty ? [r.positionals.joined(separator: " ")] : []
-        let texts = spoken + r.all("say")
-        let files = say ? [] : r.positionals
-        guard !files.isEmpty || !texts.isEmpty else {
-            throw UsageError(say ? "say needs a TEXT (see duckprompt say --help)"
-                                 : "play needs a FILE (see duckprompt play --help)")
+        // `say -`: the text is standard input, read once the signals can stop the wait.
+        let sayInput = say && r.positionals == ["-"]
+        guard !say || sayInput || !r.positionals.contains("-") else {
+            throw UsageError("say reads standard input only as its one TEXT ('say -')")
         }
         guard r.positionals.filter({ $0 == "-" }).count <= 1 else {
             throw UsageError("standard input ('-') can be given once")
+        }
+        // say's words are one text, as `echo` prints them: one sentence, not a prompt per word.
+        var spoken = say && !sayInput && !r.positionals.isEmpty ? [r.positionals.joined(separator: " ")] : []
+        let files = say ? [] : r.positionals
+        guard !files.isEmpty || !spoken.isEmpty || sayInput || r.has("say") else {
+            throw UsageError(say ? "say needs a TEXT (see duckprompt say --help)"
+                                 : "play needs a FILE (see duckprompt play --help)")
         }
         let server = try CommonOptions.server(r)
         // The config file's settings are defaults; options given here win.
         let options = try Self.options(r, over: PlayOptions(config: try DuckPromptConfig.load()))
         let cancellation = PlayCancellation()
         signals.onSignal { cancellation.cancel() }
+        if r.has("exit-with-parent") { signals.exitWithParent(try ParentWatch.arm()) }
         do {
-            let report = try DuckPrompt.playBlocking(files: files, say: texts, options: options, server: server, cancellation: cancellation)
+            if sayInput { spoken = [try DuckPrompt.standardInputText(cancellation: cancellation)] }
+            let report = try DuckPrompt.playBlocking(files: files, say: spoken + r.all("say"), options: options,
+                                                     server: server, cancellation: cancellation)
             Self.printReport(report, verbose: r.has("verbose"))
             return 0
         } catch is CancellationError {
             let signal = signals.received ?? SIGINT
             if let report = cancellation.report {
-                Self.printReport(report, verbose: r.has("verbose"), stoppedBy: signal)
+                Self.printReport(report, verbose: r.has("verbose"), stoppedBy: signal,
+                                 parentExited: signals.parentExited ? signals.parentWatched : nil)
             }
             return 128 + signal
         }
@@ -65,11 +74,14 @@ enum PlayCommand {
     /// A prompt's warnings (whatever the verbosity), and with `-v` where it went, the pre-roll,
     /// the streams ducked and restored and the players paused and resumed. `stoppedBy`: the
     /// signal that cancelled it.
-    private static func printReport(_ report: PlayReport, verbose: Bool, stoppedBy signal: Int32? = nil) {
+    /// `parentExited`: the parent's pid when the stop was its exit (`--exit-with-parent`).
+    private static func printReport(_ report: PlayReport, verbose: Bool, stoppedBy signal: Int32? = nil,
+                                    parentExited parent: pid_t? = nil) {
         for note in report.recoveryNotes + report.warnings { DuckPromptCLI.printError(note) }
         guard verbose else { return }
         let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
-        let played = signal.map { "stopped by \(SignalTrap.name($0)) after \(report.framesPlayed) frames" }
+        let cause = parent.map { "the exit of its parent (pid \($0), --exit-with-parent)" } ?? signal.map(SignalTrap.name)
+        let played = cause.map { "stopped by \($0) after \(report.framesPlayed) frames" }
             ?? "played \(report.framesPlayed) frames"
         StandardStreams.writeError("""
             duckprompt: \(played) on \(report.route.sink.name): \(report.route.reason)

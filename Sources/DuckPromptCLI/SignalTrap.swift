@@ -14,6 +14,8 @@ final class SignalTrap: @unchecked Sendable {
     private let lock = Lock()
     private var first: Int32?
     private var handler: (@Sendable () -> Void)?
+    private var parentWatch: ParentWatch?
+    private var firstWasParentExit = false
 
     init(_ signals: [Int32]) {
         var set = sigset_t()
@@ -34,16 +36,45 @@ final class SignalTrap: @unchecked Sendable {
             while true {
                 var sig: Int32 = 0
                 guard sigwait(&set, &sig) == 0 else { continue }
-                let handler = lock.withLock { () -> (@Sendable () -> Void)? in
-                    if first == nil { first = sig }
-                    return self.handler
+                if sig == ParentWatch.signal {
+                    // Counts only once the parent has really gone (not one of its threads).
+                    guard let watch = lock.withLock({ parentWatch }), watch.parentIsGone else { continue }
+                    deliver(SIGTERM, parentExited: true)
+                } else {
+                    deliver(sig, parentExited: false)
                 }
-                handler?()
             }
         }
     }
 
+    /// Records `sig` as the first signal if none came yet, and calls the handler.
+    private func deliver(_ sig: Int32, parentExited: Bool) {
+        let handler = lock.withLock { () -> (@Sendable () -> Void)? in
+            if first == nil {
+                first = sig
+                firstWasParentExit = parentExited
+            }
+            return self.handler
+        }
+        handler?()
+    }
+
+    /// The first signal received, as it counts: a parent's death (`exitWithParent`) counts as
+    /// SIGTERM.
     var received: Int32? { lock.withLock { first } }
+
+    /// Whether the first signal was the parent's death (`exitWithParent`).
+    var parentExited: Bool { lock.withLock { firstWasParentExit } }
+
+    /// The parent's pid `exitWithParent` watches, nil when not told to.
+    var parentWatched: pid_t? { lock.withLock { parentWatch?.parent } }
+
+    /// `--exit-with-parent`: from now on `ParentWatch.signal` (which the trap must catch) counts
+    /// as SIGTERM once `watch.parentIsGone`; at once if the parent is gone already.
+    func exitWithParent(_ watch: ParentWatch) {
+        lock.withLock { parentWatch = watch }
+        if watch.parentIsGone { deliver(SIGTERM, parentExited: true) }
+    }
 
     /// "SIGTERM" for 15: the name of one of the signals a trap catches, else "signal N".
     static func name(_ signal: Int32) -> String {

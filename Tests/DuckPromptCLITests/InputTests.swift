@@ -147,3 +147,61 @@ struct InputRunTests {
         expectError(try Binary.run(["play", "--timeout", "0.5", fifo], limit: 10), status: 69)
     }
 }
+
+// `duckprompt say -`: the text on standard input, with no server reachable. Each refusal
+// comes before the server (not 69); a text that passes reaches it (69).
+@Suite("duckprompt say - reads its text from standard input")
+struct SayInputTests {
+    /// `bytes` in a file of `dir`, opened for reading: a standard input that ends.
+    static func input(_ bytes: [UInt8], in dir: Scratch) throws -> FileHandle {
+        let path = dir.path("text")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return try #require(FileHandle(forReadingAtPath: path))
+    }
+
+    @Test("a text that is not UTF-8 exits 65 naming standard input and the first bad byte")
+    func notUTF8() throws {
+        let run = try Binary.run(["say", "-"], input: try Self.input(Array("Turn ".utf8) + [0xFF, 0xFE], in: Scratch()))
+        expectError(run, status: 65)
+        #expect(run.stderr == "duckprompt: standard input: not UTF-8 text (byte 5 is not)\n", "\(run)")
+    }
+
+    @Test("more than 5000 code points exit 64, the text limit, without reading all of it")
+    func tooLong() throws {
+        let run = try Binary.run(["say", "-"], input: try Self.input(Array(repeating: UInt8(ascii: "a"), count: 1 << 20), in: Scratch()))
+        expectError(run, status: 64)
+        #expect(run.stderr.contains("longer than 5000 characters"), "\(run)")
+    }
+
+    @Test("an empty standard input exits 64: nothing to say")
+    func empty() throws {
+        let run = try Binary.run(["say", "-"], input: try Self.input([], in: Scratch()))
+        expectError(run, status: 64)
+        #expect(run.stderr.contains("empty"), "\(run)")
+    }
+
+    @Test("'-' among other words is a usage error (64), not a text with a dash read from standard input")
+    func dashAmongWords() throws {
+        let run = try Binary.run(["say", "turn", "-", "left"])
+        expectError(run, status: 64)
+        #expect(run.stderr.contains("'say -'"), "\(run)")
+    }
+
+    @Test("two lines of UTF-8 text, the line break at the end dropped, reach the server (69: none is reachable)")
+    func readsText() throws {
+        let text = "Bitte wenden. Dann rechts abbiegen.\n"
+        let run = try Binary.run(["say", "--timeout", "0.5", "--voice", "de", "-"], input: try Self.input(Array(text.utf8), in: Scratch()))
+        expectError(run, status: 69)
+    }
+
+    @Test("standard input that never ends: SIGTERM ends the wait with 143, nothing said")
+    func endless() throws {
+        let pipe = Pipe()
+        defer { try? pipe.fileHandleForWriting.close() }
+        pipe.fileHandleForWriting.write(Data("Turn left".utf8))
+        let run = try Binary.run(["say", "-"], limit: 10, input: pipe.fileHandleForReading, signal: (SIGTERM, 0.3))
+        #expect(run.status == 143, "\(run)")
+        #expect(run.stdout.isEmpty && run.stderr.isEmpty, "\(run)")
+        #expect(try #require(run.secondsAfterSignal) < timeLimit(0.5))
+    }
+}

@@ -145,7 +145,7 @@ struct OptionTableTests {
 
     /// The command's own options of play and say, which are not a prompt's (`PromptOption`'s
     /// comment says why), and the connection's.
-    static let playOwn: Set<String> = ["--say", "-v", "--verbose"]
+    static let playOwn: Set<String> = ["--say", "--exit-with-parent", "-v", "--verbose"]
     static let common: Set<String> = ["-s", "--server", "-n", "--client-name", "--timeout", "-h", "--help"]
 
     @Test("play and say --help list exactly the table's options, each with its value, range and default")

@@ -46,22 +46,9 @@ struct LiveDevicesAndSignalTests {
         (SIGINT, Int32(130)), (SIGTERM, Int32(143)), (SIGHUP, Int32(129)),
     ])
     func signalRestores(signal: Int32, status: Int32) throws {
-        try TestServer.requireServer()
-        let rig = Rig()
-        let speaker = try rig.speaker()
-        // The prompt goes to the headset, so the speaker's monitor holds only the music.
-        let bt = try rig.bluetooth()
-        try Pactl.call("set-default-sink", speaker)
-        let app = "dpmusic-\(rig.tag)"
-        try rig.music(on: speaker, app: app, volume: "75%")
-        let before = try #require(try Pactl.volume(ofApp: app))
-        let prompt = try TestAudio.sine("long-prompt.wav", hertz: 1000, seconds: 4, gain: 0.5, channels: 1)
-
-        let recorder = try MonitorRecorder(sink: speaker)
-        let promptRecorder = try MonitorRecorder(sink: bt)
-        try rig.player(sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 4000, hertz: 6000)
-        try recorder.waitForAudio(seconds: 1.0)
-        try promptRecorder.waitForAudio(seconds: 1.0)
+        let scene = try Scene(promptSeconds: 4)
+        let (rig, bt, app, before, prompt) = (scene.rig, scene.bt, scene.app, scene.before, scene.prompt)
+        let (recorder, promptRecorder) = (scene.recorder, scene.promptRecorder)
         let player = try Background([duckpromptBinary, "play", "-v", prompt], captureStderr: true)
         let ducked = try eventually(timeout: 3) {
             guard let now = try Pactl.volume(ofApp: app) else { return false }
@@ -111,5 +98,57 @@ struct LiveDevicesAndSignalTests {
         let probeVolume = try Pactl.volume(ofApp: probe) ?? []
         #expect(!probeVolume.isEmpty && probeVolume.allSatisfy { $0 == 65536 },
                 "saved navigation volume changed: \(probeVolume)")
+    }
+
+    @Test("--exit-with-parent: the parent killed with SIGKILL mid-prompt, the prompt stops, fades and every volume is back")
+    func exitWithParent() throws {
+        let scene = try Scene(promptSeconds: 6)
+        let (app, before, prompt, promptRecorder) = (scene.app, scene.before, scene.prompt, scene.promptRecorder)
+        // The parent, as Navit or a module starts it: a shell that waits for the prompt. The
+        // prompt's standard error is the pipe the test reads, which outlives the shell.
+        let parent = try Background(["sh", "-c", "'\(duckpromptBinary)' play -v --exit-with-parent '\(prompt)' & wait"],
+                                    captureStderr: true)
+        #expect(try eventually(timeout: 3) {
+            guard let now = try Pactl.volume(ofApp: app) else { return false }
+            return zip(now, before).allSatisfy { Double($0) < Double($1) * 0.5 }
+        }, "the music was not ducked")
+        #expect(promptRecorder.waitForTone(hertz: 1000, atLeast: -12, timeout: timeLimit(3)), "the prompt was not heard")
+        let shell = parent.process.processIdentifier
+        kill(shell, SIGKILL)
+        let stopped = "stopped by the exit of its parent (pid \(shell), --exit-with-parent)"
+        // Well before the 6 s prompt would have ended by itself.
+        #expect(parent.waitForOutput(containing: stopped, timeout: timeLimit(3)), "\(String(decoding: parent.bytes, as: UTF8.self))")
+        #expect(try Pactl.volume(ofApp: app) == before, "pa_cvolume not restored after the parent's death")
+        // The prompt is silent on the headset once it stopped: only the quiet bed is left.
+        try promptRecorder.waitForMoreAudio(seconds: 0.3)
+        let tone = Levels.tone(promptRecorder.stop(), hertz: 1000)
+        #expect(try #require(tone.last) < -40, "the prompt still plays after its parent died: \(tone.suffix(5))")
+    }
+
+    /// Music at 75 % on the speaker (the default sink), a quiet 6 kHz bed on the Bluetooth
+    /// headset a prompt is routed to, both monitors recorded and flowing, and a 1 kHz prompt
+    /// of `promptSeconds` at -6 dBFS.
+    struct Scene {
+        let rig = Rig()
+        let bt: String, app: String, prompt: String
+        let before: [Int]
+        let recorder: MonitorRecorder, promptRecorder: MonitorRecorder
+
+        init(promptSeconds: Double) throws {
+            try TestServer.requireServer()
+            let speaker = try rig.speaker()
+            // The prompt goes to the headset, so the speaker's monitor holds only the music.
+            bt = try rig.bluetooth()
+            try Pactl.call("set-default-sink", speaker)
+            app = "dpmusic-\(rig.tag)"
+            try rig.music(on: speaker, app: app, volume: "75%")
+            before = try #require(try Pactl.volume(ofApp: app))
+            prompt = try TestAudio.sine("long-prompt-\(Int(promptSeconds)).wav", hertz: 1000, seconds: promptSeconds, gain: 0.5, channels: 1)
+            recorder = try MonitorRecorder(sink: speaker)
+            promptRecorder = try MonitorRecorder(sink: bt)
+            try rig.player(sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 4000, hertz: 6000)
+            try recorder.waitForAudio(seconds: 1.0)
+            try promptRecorder.waitForAudio(seconds: 1.0)
+        }
     }
 }

@@ -169,8 +169,9 @@ extension MultiPartTests {
 }
 
 extension MultiPartTests {
-    @Test("say: audible speech of plausible length on the routed sink, music ducked under it like play")
-    func say() throws {
+    @Test("say (and say - with the text on standard input): audible speech of plausible length on the routed sink, music ducked under it like play",
+          arguments: [false, true])
+    func say(fromStandardInput: Bool) throws {
         try TestServer.requireServer()
         let rig = Rig()
         let speaker = try rig.speaker()
@@ -184,7 +185,10 @@ extension MultiPartTests {
         try rig.player(sink: bt, app: "bed-\(rig.tag)", role: "event", volume: 4000, hertz: 6000)
         try speakerRec.waitForAudio(seconds: 1.0)
         try btRec.waitForAudio(seconds: 1.0)
-        let result = try run([duckpromptBinary, "say", "In 200 metres, turn left"], check: false)
+        let text = "In 200 metres, turn left"
+        let result = fromStandardInput
+            ? try run([duckpromptBinary, "say", "-"], input: .text(text + "\n"), check: false)
+            : try run([duckpromptBinary, "say", text], check: false)
         #expect(result.status == 0, "\(result.stderr)")
         try speakerRec.waitForMoreAudio(seconds: 1.5)
         try btRec.waitForMoreAudio(seconds: 0.5)

@@ -98,7 +98,8 @@ _duckprompt()
         play | say)
             opts=(-d --device --duck --duck-mode --no-pause --rewind-ms --duck-exempt-role
                 --attack-ms --release-ms --volume --latency-msec --pre-roll-ms --priority
-                --expire-ms --on-busy --property --say --voice --rate -v --verbose "${common[@]}")
+                --expire-ms --on-busy --property --say --voice --rate --exit-with-parent -v --verbose
+                "${common[@]}")
             valued="-d --device --duck --duck-mode --rewind-ms --duck-exempt-role --attack-ms
                     --release-ms --volume --latency-msec --pre-roll-ms --priority --expire-ms
                     --on-busy --property --say --voice --rate $common_valued"

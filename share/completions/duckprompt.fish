@@ -136,6 +136,7 @@ complete -c duckprompt -n $playsay -l property -x -d 'Set a stream property KEY=
 complete -c duckprompt -n $playsay -l say -x -d 'Speak TEXT after the files (repeatable)'
 complete -c duckprompt -n $playsay -l voice -x -d 'An espeak-ng voice: en, en-us, de, fr-fr, …'
 complete -c duckprompt -n $playsay -l rate -x -d 'Words per minute, 80 to 450'
+complete -c duckprompt -n $playsay -l exit-with-parent -d 'Stop, fade and restore when the parent process exits'
 complete -c duckprompt -n $playsay -s v -l verbose -d 'Print the route, the ducked streams and the paused players'
 
 # devices, route

@@ -1,3 +1,4 @@
+import CLinux
 import FoundationEssentials
 import Glibc
 
@@ -246,6 +247,14 @@ package enum POSIX {
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         var remaining = timespec()
         while Glibc.nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+
+    /// Asks the kernel to send `signal` to this process when the thread that created it (its
+    /// parent's) exits.
+    /// - Throws: `Errno` ("prctl"). `prctl(2)` `PR_SET_PDEATHSIG` (through `CLinux`: prctl is
+    ///   variadic).
+    static func setParentDeathSignal(_ signal: Int32) throws(Errno) {
+        try retryOnInterrupt("prctl") { duckprompt_set_parent_death_signal(signal) }
     }
 
     /// Calls `call` until it does not fail with `EINTR`: the one loop of the library that

@@ -81,3 +81,45 @@ package enum WaitingInput {
         }
     }
 }
+
+extension WaitingInput {
+    /// Reads text to its end (`say -`: standard input), as `readAll` waits for it, and decodes
+    /// it as UTF-8; one line break at the end is dropped (`echo` adds it).
+    /// - Parameters:
+    ///   - fd: the input; `label` names it in messages.
+    ///   - wake: as for `readAll`: readable to stop the wait.
+    ///   - maxCodePoints: the most Unicode code points a text may have; the read stops after
+    ///     four bytes a code point (UTF-8's longest), so a longer input is refused without
+    ///     being read whole.
+    /// - Throws: `.usage` (64, `limit` `.textLength`) for a text over `maxCodePoints`, as
+    ///   `SpeechSource.checkLength`; `.unsupportedData` (65) when it is not UTF-8 (the byte
+    ///   offset named); `CancellationError`, `.noInput` as `readAll`.
+    package static func readText(_ fd: Int32, label: String, wake: Int32?, maxCodePoints: Int) throws -> String {
+        let bytes: [UInt8]
+        do {
+            bytes = try readAll(fd, label: label, wake: wake, limit: maxCodePoints * 4 + 2)
+        } catch let error as DuckPromptError where error.limit == .inputBytes {
+            throw DuckPromptError(.usage, "\(label): the text to say is longer than \(maxCodePoints) characters, "
+                + "the most a prompt says (Unicode code points)", limit: .textLength)
+        }
+        var text = bytes[...]
+        if text.last == UInt8(ascii: "\n") { text = text.dropLast() }
+        if text.last == UInt8(ascii: "\r") { text = text.dropLast() }
+        guard let decoded = String(validating: text, as: UTF8.self) else {
+            let valid = Self.validUTF8Prefix(text)
+            throw DuckPromptError(.unsupportedData, "\(label): not UTF-8 text (byte \(valid) is not)")
+        }
+        return decoded
+    }
+
+    /// How many bytes from the start of `bytes` are whole, valid UTF-8.
+    private static func validUTF8Prefix(_ bytes: ArraySlice<UInt8>) -> Int {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        while case .scalarValue(let scalar) = decoder.decode(&iterator) {
+            offset += UTF8.width(scalar)
+        }
+        return offset
+    }
+}
