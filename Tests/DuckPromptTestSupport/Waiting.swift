@@ -27,3 +27,15 @@ package func eventually(timeout: Double = 5, _ condition: () throws -> Bool) ret
 package func timeLimit(_ seconds: Double) -> Double {
     ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] == nil ? seconds : seconds + 3
 }
+
+/// Waits until the main thread of `pid` sleeps in `poll(2)`: its
+/// `/proc/PID/task/PID/wchan` names `poll_schedule_timeout`, the kernel function a `poll` waits
+/// in (a process waiting for its input, as `WaitingInput` does). A state only readable, so
+/// read every 20 ms (`eventually`), at most `timeout` s.
+/// - Returns: whether it did; false once the process is gone.
+package func waitUntilPolling(_ pid: pid_t, timeout: Double = 5) -> Bool {
+    eventually(timeout: timeout) {
+        guard let wchan = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/wchan", encoding: .utf8) else { return false }
+        return wchan.hasPrefix("poll_schedule_timeout")
+    }
+}

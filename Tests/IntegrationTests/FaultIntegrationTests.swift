@@ -40,6 +40,12 @@ struct FaultIntegrationTests {
         (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/duckprompt"
     }
 
+    /// The queue's tickets now (`ticket-SEQ.json`, one per waiting or playing prompt).
+    static func tickets() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: journalDirectory)) ?? [])
+            .filter { $0.hasPrefix("ticket-") && $0.hasSuffix(".json") }
+    }
+
     static func journals() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: journalDirectory)) ?? [])
             .filter { $0.hasPrefix("journal-") && $0.hasSuffix(".json") }
@@ -290,9 +296,15 @@ struct FaultIntegrationTests {
         try recorder.waitForAudio(seconds: 1.0)
         let prompt = try DuckIntegrationTests.prompt(seconds: 0.6)
         var runs: [Background] = []
-        for _ in 0..<3 {
+        var tickets: Set<String> = []
+        for n in 1...3 {
             runs.append(try Background([duckpromptBinary, "play", prompt], captureStderr: true))
-            Thread.sleep(forTimeInterval: 0.03)
+            // In the queue before the next starts, so they play in this order: its ticket was
+            // there (an earlier one may have left since).
+            #expect(eventually(timeout: timeLimit(5)) {
+                tickets.formUnion(Self.tickets())
+                return tickets.count >= n
+            }, "prompt \(n) never entered the queue")
         }
         for (i, r) in runs.enumerated() {
             let status = r.wait(timeout: timeLimit(15))

@@ -32,14 +32,15 @@ struct InputIntegrationTests {
 
     static let formats = ["wav", "aiff", "flac", "ogg", "opus", "mp3"]
 
-    /// Starts `arguments`, sends `signal` 0.5 s later (expecting it still to wait), waits for
-    /// its end while the music's volume is read: the process, its exit status (nil: killed
-    /// after 5 s), the seconds from the signal to the exit, and the volumes seen.
+    /// Starts `arguments`, sends `signal` once it waits for its input (its main thread in
+    /// `poll`), waits for its end while the music's volume is read: the process, its exit
+    /// status (nil: killed after 5 s), the seconds from the signal to the exit, and the
+    /// volumes seen.
     static func interrupt(_ arguments: [String], with signal: Int32, app: String) throws
         -> (Background, Int32?, Double, (values: [[Int]?], reads: Int)) {
         let watch = VolumeWatch(app: app)
         let prompt = try Background(arguments, captureStderr: true)
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(waitUntilPolling(prompt.process.processIdentifier, timeout: timeLimit(5)), "duckprompt did not wait for its input")
         #expect(prompt.process.isRunning, "duckprompt did not wait for its input")
         let sent = Date()
         kill(prompt.process.processIdentifier, signal)
