@@ -197,6 +197,170 @@ struct ListeningReportTests {
         #expect(LabSummary.lines(report).first?.hasSuffix("(its stream was still open at the end)") == true)
     }
 
+    /// The lab's music as `run()` has it (stream 3 on `speaker`), with `volumes`.
+    static func music(_ volumes: [Timed<VolumeState>]) -> StreamRecord {
+        StreamRecord(index: 3, properties: LabMusic.properties, start: -1.9, sinks: [Timed(-1.9, "speaker")], volumes: volumes)
+    }
+
+    /// A duckprompt prompt stream on `bt_headset`.
+    static func prompt(_ index: UInt32, _ start: Double, _ end: Double?, corked: [Timed<Bool>] = [],
+                       propertyChanges: [Timed<[String: String]>] = []) -> StreamRecord {
+        StreamRecord(index: index, properties: ["application.name": "duckprompt", "media.role": "navigation",
+                                                "duckprompt.prompt": "4242", "media.name": "prompt1.wav"],
+                     start: start, end: end, sinks: [Timed(start, "bt_headset")], volumes: [Timed(start, full)],
+                     corked: corked, propertyChanges: propertyChanges)
+    }
+
+    /// A timeline from -2 s, 10 ms windows to `until`: `level(time)` each.
+    static func timeline(until: Double = 5, _ level: (Double) -> Double?) -> LevelTimeline {
+        LevelTimeline(start: -2.0, levels: (0..<Int((until + 2) * 100)).map { level(-2.0 + Double($0) * 0.01) })
+    }
+
+    /// A ramp of `music`'s volume from `from` dB to `to` dB in 10 steps of 10 ms from `at`.
+    static func ramp(at: Double, from: Double, to: Double) -> [Timed<VolumeState>] {
+        (1...10).map { step in
+            let db = from + (to - from) * Double(step) / 10
+            let raw = VolumeMath.volume(fromDecibels: db)
+            return Timed(at + Double(step - 1) * 0.01, VolumeState(volume: ChannelVolumes([raw, raw]), mute: false))
+        }
+    }
+
+    @Test("prompts that follow closely: the second duck is measured against the music before the first, on the volume and on the monitor, whose second before the second prompt was still down")
+    func closePrompts() throws {
+        // Prompt 5 from 0.0 to 1.4 s, prompt 6 from 1.9 to 3.3 s; the music ducked 0.1-0.2 s,
+        // back up 1.5-1.6 s, ducked again 2.0-2.1 s, back up 3.4-3.5 s.
+        let music = Self.music([Timed(-1.9, Self.full)] + Self.ramp(at: 0.1, from: 0, to: -20) + Self.ramp(at: 1.5, from: -20, to: 0)
+                               + Self.ramp(at: 2.0, from: 0, to: -20) + Self.ramp(at: 3.4, from: -20, to: 0))
+        let ducked = { (t: Double) in (t >= 0.15 && t < 1.55) || (t >= 2.05 && t < 3.45) }
+        let speaker = Self.timeline { ducked($0) ? -43 : -23 }
+        let headset = Self.timeline { ($0 >= 0.3 && $0 < 1.3) || ($0 >= 2.2 && $0 < 3.2) ? -12 : nil }
+        let report = ListeningReport(sinks: [("speaker", "speaker", "speaker", true, speaker),
+                                             ("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                     streams: [music, Self.prompt(5, 0.0, 1.4), Self.prompt(6, 1.9, 3.3)], end: 5)
+        #expect(report.summary.others.map(\.prompt) == [5, 6])
+        let second = try #require(report.summary.others.last)
+        #expect(second.volumeChangeDb == -20 && second.levelChangeDb == -20, "\(second)")
+        #expect(second.baselineTime == 0 && second.baselineEntry == 0 && second.promptEntry == 1)
+        #expect(second.carriedOver && !second.handedOver && second.restored)
+        let lines = LabSummary.lines(report)
+        #expect(lines.contains("music on speaker (stream #3, duckprompt lab) under prompt #6: duck depth 20.00 dB (volume), "
+                               + "20.00 dB on the monitor, against before prompt #5 at 0.00 s (the duck began under it; "
+                               + "back up for less than a second before this one); restored to exactly the volume it had"), "\(lines)")
+        // A second prompt 1.4 s after the music was back up (a steady second before it) begins a
+        // run of its own.
+        let later = Self.music([Timed(-1.9, Self.full)] + Self.ramp(at: 0.1, from: 0, to: -20) + Self.ramp(at: 1.5, from: -20, to: 0)
+                               + Self.ramp(at: 3.1, from: 0, to: -20) + Self.ramp(at: 4.0, from: -20, to: 0))
+        let apart = ListeningReport(sinks: [("speaker", "speaker", "speaker", true, speaker)],
+                                    streams: [later, Self.prompt(5, 0.0, 1.4), Self.prompt(6, 3.0, 3.9)], end: 5)
+        let own = try #require(apart.summary.others.last)
+        #expect(!own.carriedOver && own.baselineTime == 3.0 && own.baselineEntry == 1 && own.volumeChangeDb == -20, "\(own)")
+    }
+
+    @Test("a held prompter's stream, uncorked for each prompt: one entry per prompt with its own heard window and media.name, and the duck measured under each")
+    func heldStream() throws {
+        // Stream 7 corked at 0.0, played 0.02-1.2 s and 1.5-2.7 s (renamed at 1.49), kept corked to 4.0 s.
+        let held = Self.prompt(7, 0.0, 4.0, corked: [Timed(0.0, true), Timed(0.02, false), Timed(1.2, true), Timed(1.5, false),
+                                                     Timed(2.7, true)],
+                               propertyChanges: [Timed(1.49, ["application.name": "duckprompt", "media.role": "navigation",
+                                                              "duckprompt.prompt": "4242", "media.name": "prompt2.wav"])])
+        let music = Self.music([Timed(-1.9, Self.full)] + Self.ramp(at: 0.01, from: 0, to: -20) + Self.ramp(at: 2.8, from: -20, to: 0))
+        let speaker = Self.timeline { $0 >= 0.05 && $0 < 2.85 ? -43 : -23 }
+        let headset = Self.timeline { ($0 >= 0.3 && $0 < 1.19) || ($0 >= 1.6 && $0 < 2.6) ? -12 : nil }
+        let report = ListeningReport(sinks: [("speaker", "speaker", "speaker", true, speaker),
+                                             ("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                     streams: [music, held], end: 4.2)
+        let prompts = report.summary.prompts
+        #expect(prompts.count == 2, "\(prompts)")
+        #expect(prompts.map(\.start) == [0.3, 1.6] && prompts.map(\.end) == [1.19, 2.6] && prompts.allSatisfy(\.heard))
+        #expect(prompts.map(\.part) == [1, 2] && prompts.map(\.parts) == [2, 2])
+        #expect(prompts.map(\.spanStart) == [0.0, 1.2] && prompts.map(\.spanEnd) == [1.2, 4.0])
+        #expect(prompts.map(\.mediaName) == ["prompt1.wav", "prompt2.wav"])
+        #expect(report.summary.others.map(\.promptEntry) == [0, 1])
+        #expect(report.summary.others.map(\.volumeChangeDb) == [-20, -20] && report.summary.others.allSatisfy(\.restored))
+        #expect(report.summary.others.map(\.handedOver) == [false, true])
+        let lines = LabSummary.lines(report)
+        #expect(lines[0] == "prompt 1 of 2 (stream #7, duckprompt, prompt1.wav): heard on bt_headset's monitor at -12.00 dBFS RMS, 0.30 s to 1.19 s")
+        #expect(lines[1] == "prompt 2 of 2 (stream #7, duckprompt, prompt2.wav): heard on bt_headset's monitor at -12.00 dBFS RMS, 1.60 s to 2.60 s")
+        #expect(lines[2].hasPrefix("music on speaker (stream #3, duckprompt lab) under prompt #7 (1 of 2): duck depth 20.00 dB (volume), 20.00 dB on the monitor; restored"))
+        #expect(report.streams[1].corked.map(\.corked) == [true, false, true, false, true])
+    }
+
+    @Test("a prompt that took over a handed-over duck: measured against the music before the duck began, restored, and the handover named")
+    func handover() throws {
+        // Prompt 5 from 0.0 to 1.35 s, prompt 6 from 1.3 to 2.8 s: the music ducked 0.1-0.2 s,
+        // held down through both, back up 2.9-3.0 s.
+        let music = Self.music([Timed(-1.9, Self.full)] + Self.ramp(at: 0.1, from: 0, to: -20) + Self.ramp(at: 2.9, from: -20, to: 0))
+        let speaker = Self.timeline { $0 >= 0.15 && $0 < 2.95 ? -43 : -23 }
+        let headset = Self.timeline { ($0 >= 0.3 && $0 < 1.3) || ($0 >= 1.4 && $0 < 2.7) ? -12 : nil }
+        let report = ListeningReport(sinks: [("speaker", "speaker", "speaker", true, speaker),
+                                             ("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                     streams: [music, Self.prompt(5, 0.0, 1.35), Self.prompt(6, 1.3, 2.8)], end: 5)
+        let (first, second) = (report.summary.others[0], report.summary.others[1])
+        #expect(second.prompt == 6 && second.volumeChangeDb == -20 && second.levelChangeDb == -20 && second.restored, "\(second)")
+        #expect(second.carriedOver && second.handedOver && second.baselineEntry == 0 && second.volumeBeforeDb == 0)
+        #expect(first.restored && first.restoredAfterEntry == 1 && second.restoredAfterEntry == 1)
+        #expect(first.restoredAt == 2.99 && second.restoredAt == 2.99)
+        let lines = LabSummary.lines(report)
+        #expect(lines.contains("music on speaker (stream #3, duckprompt lab) under prompt #5: duck depth 20.00 dB (volume), "
+                               + "20.00 dB on the monitor; restored to exactly the volume it had (after prompt #6)"), "\(lines)")
+        #expect(lines.contains("music on speaker (stream #3, duckprompt lab) under prompt #6: duck depth 20.00 dB (volume), "
+                               + "20.00 dB on the monitor, against before prompt #5 at 0.00 s (the duck began under it and was "
+                               + "handed over); restored to exactly the volume it had"), "\(lines)")
+        #expect(!lines.contains { $0.contains("untouched") || $0.contains("NOT restored") })
+    }
+
+    @Test("a stream's properties are the latest it had; each later change is listed")
+    func propertiesKeptCurrent() throws {
+        let renamed = Self.prompt(7, 0.0, 1.4, propertyChanges: [
+            Timed(0.5, ["application.name": "duckprompt", "media.role": "navigation", "duckprompt.prompt": "4242",
+                        "media.name": "prompt2.wav", "pulse.attr.tlength": "9262"]),
+            Timed(0.9, ["application.name": "duckprompt", "media.role": "navigation", "duckprompt.prompt": "4242",
+                        "media.name": "prompt3.wav"]),
+        ])
+        let report = ListeningReport(sinks: [("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, Self.headsetTimeline)],
+                                     streams: [renamed], end: 1.6)
+        let stream = try #require(report.streams.first)
+        #expect(stream.properties["media.name"] == "prompt3.wav" && stream.properties["pulse.attr.tlength"] == nil)
+        #expect(stream.propertyChanges == [
+            ListeningReport.PropertyChange(time: 0.5, changed: ["media.name": "prompt2.wav", "pulse.attr.tlength": "9262"], removed: []),
+            ListeningReport.PropertyChange(time: 0.9, changed: ["media.name": "prompt3.wav"], removed: ["pulse.attr.tlength"]),
+        ])
+        #expect(renamed.properties(at: 0.2)["media.name"] == "prompt1.wav" && renamed.properties(at: 0.6)["media.name"] == "prompt2.wav")
+        #expect(report.summary.prompts.first?.mediaName == "prompt1.wav")
+    }
+
+    @Test("a prompt not heard: silence recorded all through, or no samples from the monitor (a gap, holes, the recording ended), each said so", arguments: [
+        ("silence", [LevelTimeline.Gap](), 5.0, "played on bt_headset but NOT heard on its monitor (recorded all through: silence)", [String](), 0.0),
+        ("no samples", [LevelTimeline.Gap(start: 0.0, end: 1.6, reason: .noSamples)], 5.0,
+         "played on bt_headset; NOT heard, but its monitor's recording has no samples for 1.40 s of it (no samples arrived): whether it was heard is unknown",
+         ["no-samples"], 1.4),
+        ("holes", [LevelTimeline.Gap(start: 0.3, end: 0.8, reason: .hole)], 5.0,
+         "played on bt_headset; NOT heard, but its monitor's recording has no samples for 0.50 s of it (the server reported holes): whether it was heard is unknown",
+         ["hole"], 0.5),
+        ("the recording ended", [], 0.5,
+         "played on bt_headset; NOT heard, but its monitor's recording has no samples for 1.00 s of it (the recording had not started or had ended): whether it was heard is unknown",
+         ["not-recording"], 1.0),
+    ])
+    func unrecorded(_ what: String, gaps: [LevelTimeline.Gap], until: Double, line: String, reasons: [String], seconds: Double) throws {
+        var headset = Self.timeline(until: until) { _ in nil }
+        headset.gaps = gaps
+        let report = ListeningReport(sinks: [("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                     streams: [Self.prompt(5, 0.1, 1.4)], end: 2.0)
+        let prompt = try #require(report.summary.prompts.first)
+        #expect(!prompt.heard && prompt.unrecordedSeconds == seconds && prompt.unrecordedReasons == reasons, "\(what): \(prompt)")
+        #expect(LabSummary.lines(report).first == "prompt (stream #5, duckprompt): \(line)", "\(what)")
+    }
+
+    @Test("a prompt whose stream was muted all through, recorded in silence: its volume is named")
+    func silentVolume() throws {
+        var muted = Self.prompt(5, 0.1, 1.4)
+        muted.volumes = [Timed(0.1, VolumeState(volume: ChannelVolumes([65536, 65536]), mute: true))]
+        let report = ListeningReport(sinks: [("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, Self.timeline { _ in nil })],
+                                     streams: [muted], end: 2.0)
+        #expect(report.summary.prompts.first?.silentVolume == true)
+        #expect(LabSummary.lines(report).first?.hasSuffix("(recorded all through: silence; its stream's volume was muted or -inf dB)") == true)
+    }
+
     @Test("no prompt stream: the summary says so")
     func noPrompt() {
         let report = ListeningReport(sinks: [], streams: [], end: 1)
@@ -228,6 +392,24 @@ struct MonitorPlacementTests {
         #expect(timeline.levels[10..<210].allSatisfy { $0 == nil })
         #expect(timeline.levels[210..<220].allSatisfy { $0 == -30 })
         #expect(timeline.heardStretches.map(\.start) == [0, 2.1])
+    }
+
+    @Test("windows that never arrived (a 0.5 s gap between the server's answers) and windows with holes are the timeline's gaps; a single empty slot is not")
+    func gaps() {
+        // 10 windows from 0 s; 10 more placed from 0.6 s (0.5 s of nothing between); window 15
+        // got a hole; a single slot is skipped at 0.7 s.
+        let levels: [Double?] = Array(repeating: -10, count: 20) + [-10]
+        let holes = (0..<21).map { $0 == 15 }
+        let timings: [(nanoseconds: UInt64, frames: Double)] = [
+            (Self.second / 20, 2400), (Self.second * 6 / 10 + Self.second / 20, 7200), (Self.second * 71 / 100, 9600),
+        ]
+        let timeline = MonitorLevels.placed(levels: levels, holes: holes, timings: timings, origin: 0, zero: 0)
+        #expect(timeline.gaps.map(\.reason) == [.noSamples, .hole], "\(timeline.gaps)")
+        #expect(abs(timeline.gaps[0].start - 0.1) < 1e-9 && abs(timeline.gaps[0].end - 0.6) < 1e-9)
+        #expect(abs(timeline.gaps[1].start - 0.65) < 1e-9 && abs(timeline.gaps[1].end - 0.66) < 1e-9)
+        let missing = timeline.unrecorded(from: -0.1, to: 1.0)
+        #expect(missing.map(\.reason) == [.notRecording, .noSamples, .hole, .notRecording], "\(missing)")
+        #expect(abs(missing[3].start - timeline.end) < 1e-9 && abs(timeline.end - 0.72) < 1e-9)
     }
 
     @Test("an answer that places the recording 40 ms later than its arrival bound moves every window 40 ms")

@@ -16,12 +16,84 @@ package struct LevelTimeline: Sendable, Equatable {
 
     /// When the first window began, in seconds on the lab's clock (0 = COMMAND started).
     package var start: Double
-    /// RMS level of each window in dBFS; nil for digital silence (every sample 0).
+    /// RMS level of each window in dBFS; nil for digital silence (every sample 0), and for a
+    /// window no sample arrived for (then in `gaps` too).
     package var levels: [Double?]
+    /// The stretches within the timeline the monitor's recording has no true samples for
+    /// (`Gap.Reason`): a nil level there is not silence heard, but nothing known.
+    package var gaps: [Gap]
 
-    package init(start: Double, levels: [Double?]) {
+    package init(start: Double, levels: [Double?], gaps: [Gap] = []) {
         self.start = start
         self.levels = levels
+        self.gaps = gaps
+    }
+
+    /// When the last window ends.
+    package var end: Double { time(ofWindow: levels.count) }
+
+    /// A stretch of the lab's clock the recording has no samples for.
+    package struct Gap: Sendable, Equatable {
+        package enum Reason: String, Sendable, Codable, Equatable {
+            /// The server reported a hole in the recording (`pa_stream_peek` with no data):
+            /// recorded as zeros.
+            case hole
+            /// No sample arrived for it: windows went missing between the ones placed
+            /// (`MonitorLevels.placed`), a recording that stalled or lost data.
+            case noSamples = "no-samples"
+            /// Before the recording's first window or after its last one: it started late, or
+            /// ended (failed, its server gone) before the run did.
+            case notRecording = "not-recording"
+        }
+        package var start: Double
+        package var end: Double
+        package var reason: Reason
+        package init(start: Double, end: Double, reason: Reason) {
+            self.start = start
+            self.end = end
+            self.reason = reason
+        }
+    }
+
+    /// The fewest missing windows in a row that count as a gap (30 ms): placement by the
+    /// server's timing answers leaves a single empty slot now and then (its jitter).
+    package static let shortestGap = 3
+
+    /// What of `from ..< to` (seconds on the lab's clock) the recording has no samples for:
+    /// its `gaps` clipped to it, and what of it lies before `start` or after `end`
+    /// (`.notRecording`), in time order.
+    package func unrecorded(from: Double, to: Double) -> [Gap] {
+        guard from < to else { return [] }
+        var parts: [Gap] = []
+        if from < start { parts.append(Gap(start: from, end: min(to, start), reason: .notRecording)) }
+        for gap in gaps where gap.start < to && gap.end > from {
+            parts.append(Gap(start: max(gap.start, from), end: min(gap.end, to), reason: gap.reason))
+        }
+        if to > end { parts.append(Gap(start: max(from, end), end: to, reason: .notRecording)) }
+        return parts
+    }
+
+    /// Gaps from per-window marks: runs of `marked` windows (`hole`, at least one window) and
+    /// of `missing` ones (`noSamples`, at least `shortestGap` windows), in time order.
+    package static func gaps(start: Double, holes: [Bool], missing: [Bool]) -> [Gap] {
+        func runs(_ marks: [Bool], shortest: Int, reason: Gap.Reason) -> [Gap] {
+            var found: [Gap] = []
+            var first: Int?
+            for i in 0...marks.count {
+                let marked = i < marks.count && marks[i]
+                if marked, first == nil { first = i }
+                if !marked, let begin = first {
+                    if i - begin >= shortest {
+                        found.append(Gap(start: start + Double(begin) * windowSeconds, end: start + Double(i) * windowSeconds,
+                                         reason: reason))
+                    }
+                    first = nil
+                }
+            }
+            return found
+        }
+        return (runs(holes, shortest: 1, reason: .hole) + runs(missing, shortest: shortestGap, reason: .noSamples))
+            .sorted { $0.start < $1.start }
     }
 
     /// A stretch of time on the lab's clock, in seconds.

@@ -42,6 +42,17 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         package var levelsDbfs: [Double?]
         /// The stretches in which sound was heard (`LevelTimeline.heardStretches`).
         package var heard: [Span]
+        /// The stretches of the run the recording has no samples for (`LevelTimeline.Gap`):
+        /// holes, windows that never arrived, and before its first or after its last window.
+        package var unrecorded: [Gap] = []
+    }
+
+    /// A stretch the monitor's recording has no samples for, and why (`LevelTimeline.Gap.Reason`:
+    /// `hole`, `no-samples`, `not-recording`).
+    package struct Gap: Sendable, Codable, Equatable {
+        package var start: Double
+        package var end: Double
+        package var reason: String
     }
 
     /// A stretch of time, with the median level heard in it.
@@ -57,7 +68,14 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         /// `prompt`, `lab-music` or `other` (`ListeningReport.role(of:duckpromptRun:)`).
         package var role: String
         package var sink: String
+        /// Its properties as last seen (at its end, or when the recordings ended).
         package var properties: [String: String]
+        /// Each later change of its properties: what a client set (`pa_stream_proplist_update`)
+        /// after creating it. Empty when they never changed.
+        package var propertyChanges: [PropertyChange] = []
+        /// Its cork state over time (`pa_sink_input_info.corked`): the first is what it started
+        /// with.
+        package var corked: [Cork] = []
         package var start: Double
         /// Nil when it still played when the recordings ended.
         package var end: Double?
@@ -65,6 +83,18 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         package var moves: [Move]
         /// Its volume over time: the first is what it started with.
         package var volumes: [Volume]
+    }
+
+    /// Properties that changed at `time`: the new values (`changed`) and the names removed.
+    package struct PropertyChange: Sendable, Codable, Equatable {
+        package var time: Double
+        package var changed: [String: String]
+        package var removed: [String]
+    }
+
+    package struct Cork: Sendable, Codable, Equatable {
+        package var time: Double
+        package var corked: Bool
     }
 
     package struct Move: Sendable, Codable, Equatable {
@@ -87,10 +117,22 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         package var others: [OtherStream]
     }
 
-    /// A prompt: where and when it was heard, and how loud.
+    /// A prompt: where and when it was heard, and how loud. One a prompt stream, or one per
+    /// uncorked span of a stream that played several prompts (a held prompter's kept stream).
     package struct PromptHeard: Sendable, Codable, Equatable {
         package var stream: UInt32
         package var sink: String
+        /// The stretch of its stream's life this entry covers: all of it, or, for a stream that
+        /// was uncorked several times, from the cork that ended the prompt before (the start,
+        /// for the first) to the cork that ended this one (its end, for the last).
+        package var spanStart: Double = 0
+        package var spanEnd: Double?
+        /// Which of its stream's prompts it is (1-based) and how many it played: 1 of 1 for a
+        /// stream of one prompt.
+        package var part = 1
+        package var parts = 1
+        /// Its stream's `media.name` when it began to play (a held stream is renamed for each).
+        package var mediaName: String?
         package var heard: Bool
         /// The heard stretch on its sink within its life (nil when not heard).
         package var start: Double?
@@ -101,6 +143,13 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         /// Its stream was still open when the run ended (COMMAND stopped at `--timeout` or by
         /// a signal, or a client that keeps its stream): what was heard may be only a part.
         package var openAtEnd = false
+        /// How much of the stretch it was listened for (`span_start`, or its uncork, to 100 ms
+        /// after `span_end`) its sink's monitor has no samples for, in seconds, and why
+        /// (`Gap.reason`s). Not heard with this above 0 is not known to be silent.
+        package var unrecordedSeconds = 0.0
+        package var unrecordedReasons: [String] = []
+        /// Its stream's volume was muted or -inf dB all through: silent by its volume.
+        package var silentVolume = false
     }
 
     /// Another stream that played while a prompt did: how far it went down, and whether it
@@ -110,18 +159,35 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         package var role: String
         package var mediaRole: String?
         package var sink: String
-        /// The prompt it is measured against.
+        /// The prompt it is measured against: its stream, and its place in `summary.prompts`.
         package var prompt: UInt32
+        package var promptEntry = 0
+        /// The baseline `volume_before_db` and the monitor's "before" are taken at: the start of
+        /// the first prompt of a run of ducks this one belongs to (`baselineEntry`, its place in
+        /// `summary.prompts`; this prompt's own when the run began with it). A prompt joins the
+        /// run of the one before when this stream's volume, at its start, was not back at the
+        /// run's baseline, or changed in the second before (a duck handed over, or released
+        /// just before): the duck began under an earlier prompt (`carriedOver`).
+        package var baselineTime = 0.0
+        package var baselineEntry = 0
+        package var carriedOver = false
+        /// Carried over without its volume being back up (as loud as at the baseline) at any
+        /// time since the prompt before began to play: the duck was handed over.
+        package var handedOver = false
+        /// When its volume was first back at the baseline from this prompt's start on (nil:
+        /// never), and after which prompt (`summary.prompts` place: the last to begin before).
+        package var restoredAt: Double?
+        package var restoredAfterEntry: Int?
         /// Its loudest channel just before the prompt, in dB.
         package var volumeBeforeDb: Double?
         /// The lowest its loudest channel went while the prompt played, minus the volume
-        /// before, in dB (0 when untouched, -20 for the default duck).
+        /// before (at `baselineTime`), in dB (0 when untouched, -20 for the default duck).
         package var volumeChangeDb: Double?
-        /// Its sink's monitor over the prompt's second half minus over the second before the
-        /// prompt, in dB (median levels); nil when the prompt played on the same sink.
+        /// Its sink's monitor over the prompt's second half minus over the second before
+        /// `baselineTime`, in dB (median levels); nil when a prompt played on the same sink.
         package var levelChangeDb: Double?
         /// Its last volume (at its end, or when the recordings ended) equals, channel by
-        /// channel and mute too, the one it had before the prompt.
+        /// channel and mute too, the one it had at `baselineTime`.
         package var restored: Bool
         /// Its stream was corked (`pa_sink_input_info.corked`) all through what was heard of
         /// the prompt: its player was paused, as duckprompt pauses spoken word.
@@ -167,13 +233,19 @@ package struct ListeningReport: Sendable, Codable, Equatable {
             SinkLevels(name: sink.name, emulatedKind: sink.emulatedKind, classifiedKind: sink.classifiedKind,
                        isDefault: sink.isDefault, timelineStart: Self.rounded(sink.timeline.start, 3),
                        levelsDbfs: sink.timeline.levels.map { $0.map { Self.rounded($0, 2) } },
-                       heard: sink.timeline.heardStretches.map(Self.span))
+                       heard: sink.timeline.heardStretches.map(Self.span),
+                       unrecorded: Self.gaps(sink.timeline.unrecorded(from: sink.timeline.start, to: end)))
         }
         let duckpromptRun = streams.contains { $0.properties[Self.duckpromptPromptProperty] != nil }
         let role = { (stream: StreamRecord) in Self.role(of: stream, duckpromptRun: duckpromptRun) }
         let shown = streams.filter { !["lab", "repair"].contains(role($0)) }
         self.streams = shown.map { stream in
             Stream(index: stream.index, role: role(stream), sink: stream.sink, properties: stream.properties,
+                   propertyChanges: zip(stream.propertyChanges, stream.propertyChanges.dropFirst()).map { was, now in
+                       PropertyChange(time: Self.rounded(now.time, 3), changed: now.value.filter { was.value[$0.key] != $0.value },
+                                      removed: was.value.keys.filter { now.value[$0] == nil }.sorted())
+                   },
+                   corked: stream.corked.map { Cork(time: Self.rounded($0.time, 3), corked: $0.value) },
                    start: Self.rounded(stream.start, 3), end: stream.end.map { Self.rounded($0, 3) },
                    moves: stream.sinks.dropFirst().map { Move(time: Self.rounded($0.time, 3), sink: $0.value) },
                    volumes: stream.volumes.map {
@@ -181,16 +253,56 @@ package struct ListeningReport: Sendable, Codable, Equatable {
                               raw: $0.value.volume.values, mute: $0.value.mute)
                    })
         }
-        let prompts = shown.filter { role($0) == "prompt" }
+        let plays = shown.filter { role($0) == "prompt" }.flatMap { Self.plays(of: $0, end: end) }
         let others = shown.filter { role($0) != "prompt" }
-        let heard = prompts.map { Self.heard($0, timelines: timelines, streams: shown, end: end) }
+        let heard = plays.indices.map { i in
+            Self.heard(plays[i], until: plays[(i + 1)...].first { $0.stream.index == plays[i].stream.index }?.playing,
+                       timelines: timelines, streams: shown, end: end)
+        }
+        let runs = Dictionary(others.map { other in (other.index, Self.runs(of: other, plays: plays, end: end)) },
+                              uniquingKeysWith: { a, _ in a })
         summary = Summary(
             prompts: heard,
-            others: zip(prompts, heard).flatMap { prompt, heard in
-                others.filter { Self.overlap($0, prompt, end: end) }
-                    .map { Self.measure($0, role: role($0), during: prompt, heard: heard, timelines: timelines,
-                                        prompts: prompts, end: end) }
+            others: plays.indices.flatMap { i in
+                others.filter { Self.overlap($0, plays[i], end: end) }
+                    .map { Self.measure($0, role: role($0), during: i, plays: plays, heard: heard, runs: runs[$0.index] ?? [:],
+                                        timelines: timelines, end: end) }
             })
+    }
+
+    /// One prompt as the report counts them: a prompt stream, or one uncorked span of one that
+    /// played several (`plays(of:end:)`).
+    struct Play {
+        var stream: StreamRecord
+        /// The stretch of the stream's life it covers (nil `to`: open at the end).
+        var from: Double
+        var to: Double?
+        /// When it began to play: `from` for the first of a stream, its uncork for a later one.
+        var playing: Double
+        var part: Int
+        var parts: Int
+    }
+
+    /// A stream's prompts: one per uncorked span when it was uncorked more than once (a held
+    /// prompter's kept stream, corked between its prompts), each from the cork that ended the
+    /// one before, else its whole life.
+    static func plays(of stream: StreamRecord, end: Double) -> [Play] {
+        var uncorks: [(uncorked: Double, corkedBefore: Double)] = []
+        var lastCork = stream.start
+        var previous: Bool?
+        for change in stream.corked {
+            if change.value { lastCork = change.time }
+            if !change.value, previous != false { uncorks.append((change.time, lastCork)) }
+            previous = change.value
+        }
+        guard uncorks.count > 1 else {
+            return [Play(stream: stream, from: stream.start, to: stream.end, playing: stream.start, part: 1, parts: 1)]
+        }
+        return uncorks.indices.map { i in
+            Play(stream: stream, from: i == 0 ? stream.start : uncorks[i].corkedBefore,
+                 to: i + 1 < uncorks.count ? uncorks[i + 1].corkedBefore : stream.end,
+                 playing: i == 0 ? stream.start : uncorks[i].uncorked, part: i + 1, parts: uncorks.count)
+        }
     }
 
     /// Whether `a` and `b` played at the same time.
@@ -198,57 +310,152 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         a.start < (b.end ?? end) && (a.end ?? end) > b.start
     }
 
-    /// Where and how loud `prompt` was heard: the heard stretches of its sink within its life
-    /// (plus 100 ms, for the audio the sink still held when the stream went away).
-    private static func heard(_ prompt: StreamRecord, timelines: [String: LevelTimeline], streams: [StreamRecord],
+    private static func overlap(_ stream: StreamRecord, _ play: Play, end: Double) -> Bool {
+        stream.start < (play.to ?? end) && (stream.end ?? end) > play.from
+    }
+
+    /// Where and how loud `play` was heard: the heard stretches of its sink from when it began
+    /// to play to its end plus 100 ms (the audio the sink still held when the stream went away
+    /// or was corked), but not past `until` (the next prompt of its stream began to play).
+    private static func heard(_ play: Play, until: Double?, timelines: [String: LevelTimeline], streams: [StreamRecord],
                               end: Double) -> PromptHeard {
-        let stop = min(end, (prompt.end ?? end) + 0.1)
-        let shared = streams.filter { $0.index != prompt.index && $0.sink == prompt.sink && overlap($0, prompt, end: end) }
+        let prompt = play.stream
+        let stop = min(end, (play.to ?? end) + 0.1, until ?? .infinity)
+        let shared = streams.filter { $0.index != prompt.index && $0.sink == prompt.sink && overlap($0, play, end: end) }
             .map(\.index)
+        let silent = !prompt.volumes.isEmpty && prompt.volumes.allSatisfy { $0.value.loudestDecibels == -.infinity }
+        var entry = PromptHeard(stream: prompt.index, sink: prompt.sink, spanStart: rounded(play.from, 3),
+                                spanEnd: play.to.map { rounded($0, 3) }, part: play.part, parts: play.parts,
+                                mediaName: prompt.properties(at: play.playing)["media.name"], heard: false,
+                                sharedWith: shared, openAtEnd: play.to == nil, silentVolume: silent)
         guard let timeline = timelines[prompt.sink] else {
-            return PromptHeard(stream: prompt.index, sink: prompt.sink, heard: false, sharedWith: shared, openAtEnd: prompt.end == nil)
+            entry.unrecordedSeconds = rounded(max(0, stop - play.playing), 3)
+            entry.unrecordedReasons = [LevelTimeline.Gap.Reason.notRecording.rawValue]
+            return entry
+        }
+        let missing = timeline.unrecorded(from: play.playing, to: stop)
+        entry.unrecordedSeconds = rounded(missing.reduce(0) { $0 + $1.end - $1.start }, 3)
+        entry.unrecordedReasons = missing.reduce(into: [String]()) { reasons, gap in
+            if !reasons.contains(gap.reason.rawValue) { reasons.append(gap.reason.rawValue) }
         }
         let within = timeline.heardStretches.compactMap { stretch -> LevelTimeline.Stretch? in
-            let start = max(stretch.start, prompt.start), stretchEnd = min(stretch.end, stop)
+            let start = max(stretch.start, play.playing), stretchEnd = min(stretch.end, stop)
             return start < stretchEnd ? LevelTimeline.Stretch(start: start, end: stretchEnd, level: stretch.level) : nil
         }
-        guard let first = within.first, let last = within.last else {
-            return PromptHeard(stream: prompt.index, sink: prompt.sink, heard: false, sharedWith: shared, openAtEnd: prompt.end == nil)
-        }
+        guard let first = within.first, let last = within.last else { return entry }
         let levels = (timeline.window(at: first.start)...max(timeline.window(at: first.start), timeline.window(at: last.end) - 1))
             .compactMap { $0 >= 0 && $0 < timeline.levels.count ? timeline.levels[$0] : nil }
             .filter { $0 > LevelTimeline.heardThreshold }
-        return PromptHeard(stream: prompt.index, sink: prompt.sink, heard: true, start: rounded(first.start, 3),
-                           end: rounded(last.end, 3), levelDbfs: LevelTimeline.median(levels).map { rounded($0, 2) },
-                           sharedWith: shared, openAtEnd: prompt.end == nil)
+        entry.heard = true
+        entry.start = rounded(first.start, 3)
+        entry.end = rounded(last.end, 3)
+        entry.levelDbfs = LevelTimeline.median(levels).map { rounded($0, 2) }
+        return entry
     }
 
-    /// How `other` fared while `prompt` played: from the prompt stream's start to the end of
-    /// what was heard of it (a stream kept open after its audio, as a held prompter keeps its
-    /// last one ready, does not stretch the duck's measure), or to its end when nothing was.
-    private static func measure(_ other: StreamRecord, role: String, during prompt: StreamRecord, heard: PromptHeard,
-                                timelines: [String: LevelTimeline], prompts: [StreamRecord], end: Double) -> OtherStream {
-        let promptEnd = heard.end ?? prompt.end ?? end
-        let promptStart = heard.start ?? prompt.start
-        let before = other.volume(at: prompt.start)
-        let during = other.volumes.filter { $0.time >= prompt.start && $0.time <= promptEnd }.map(\.value)
+    /// `other`'s runs of ducks: for each prompt it played through (by place in `plays`), the
+    /// place of the first prompt of its run and the run's baseline time. The first prompt (by
+    /// when it began to play) begins a run at its `from`. A later one begins a run of its own
+    /// when `other`'s volume did not change since the run's baseline time, or was back up (at
+    /// least as loud as at the run's baseline) and held for at least a second, after the prompt
+    /// before began and by when this one began to play (its baseline is then the end of that
+    /// second, or its `from` if later); else the duck it played under began under an earlier
+    /// prompt, and it joins that run.
+    static func runs(of other: StreamRecord, plays: [Play], end: Double) -> [Int: (first: Int, baseline: Double)] {
+        let order = plays.indices.filter { overlap(other, plays[$0], end: end) }.sorted { plays[$0].playing < plays[$1].playing }
+        let steps = other.volumes.filter { $0.time > other.start }.map(\.time)
+        var runs: [Int: (first: Int, baseline: Double)] = [:]
+        var current: (first: Int, baseline: Double)?
+        var previous: Play?
+        for i in order {
+            let play = plays[i]
+            defer { previous = play }
+            guard let run = current, let previous else {
+                current = (i, play.from)
+                runs[i] = current
+                continue
+            }
+            if !steps.contains(where: { $0 > run.baseline && $0 <= play.playing }) {
+                current = (i, play.from)
+            } else if let baseline = steadySecond(in: other.volumes, atLeast: other.volume(at: run.baseline),
+                                                  after: previous.playing, before: play) {
+                current = (i, baseline)
+            }
+            runs[i] = current
+        }
+        return runs
+    }
+
+    /// The latest time a stream's volume (`volumes`) had held for a second at least as loud as
+    /// `level`, no earlier than `play.from` unless its next change came first, within a stretch
+    /// that began after `after` and by `play.playing`; nil when there is none.
+    private static func steadySecond(in volumes: [Timed<VolumeState>], atLeast level: VolumeState?, after: Double,
+                                     before play: Play) -> Double? {
+        let times = volumes.map(\.time)
+        for j in times.indices.reversed() where times[j] > after && times[j] <= play.playing
+            && volumes[j].value.loudestDecibels >= (level?.loudestDecibels ?? -.infinity) - 0.01 {
+            let next = j + 1 < times.count ? times[j + 1] : .infinity
+            let baseline = min(next, max(play.from, times[j] + 1))
+            if baseline - times[j] >= 1 - 1e-9 && baseline <= play.playing + 1e-9 { return baseline }
+        }
+        return nil
+    }
+
+    /// How `other` fared while the prompt at `index` of `plays` played: from the prompt's
+    /// `from` to the end of what was heard of it (a stream kept open after its audio, as a
+    /// held prompter keeps its last one ready, does not stretch the duck's measure), or to its
+    /// end when nothing was; against `other`'s volume and monitor level at its run of ducks'
+    /// baseline time (`runs(of:plays:end:)`).
+    private static func measure(_ other: StreamRecord, role: String, during index: Int, plays: [Play], heard: [PromptHeard],
+                                runs: [Int: (first: Int, baseline: Double)], timelines: [String: LevelTimeline],
+                                end: Double) -> OtherStream {
+        let play = plays[index], prompt = play.stream
+        let promptEnd = heard[index].end ?? play.to ?? end
+        let promptStart = heard[index].start ?? play.playing
+        let first = runs[index]?.first ?? index
+        let baselineTime = runs[index]?.baseline ?? play.from
+        let before = other.volume(at: baselineTime)
+        let during = ([other.volume(at: play.from)].compactMap { $0 }
+                      + other.volumes.filter { $0.time >= play.from && $0.time <= promptEnd }.map(\.value))
         let lowest = ([before].compactMap { $0 } + during).map(\.loudestDecibels).min()
         var levelChange: Double?
-        let promptOnSink = prompts.contains { $0.sink == other.sink && overlap($0, prompt, end: end) }
+        let promptOnSink = plays.contains { $0.stream.sink == other.sink && overlap($0.stream, play, end: end) }
         if !promptOnSink, let timeline = timelines[other.sink] {
             let half = promptStart + (promptEnd - promptStart) / 2
-            if let was = timeline.medianLevel(from: prompt.start - 1, to: prompt.start),
+            if let was = timeline.medianLevel(from: baselineTime - 1, to: baselineTime),
                let then = timeline.medianLevel(from: half, to: promptEnd) {
                 levelChange = rounded(then - was, 2)
             }
         }
+        let restoredAt = before.flatMap { baseline in
+            other.volumes.first { $0.time > play.playing && $0.value == baseline }?.time
+        }
+        let restoredAfter = restoredAt.flatMap { time in
+            plays.indices.filter { runs[$0] != nil && plays[$0].playing < time }.max { plays[$0].playing < plays[$1].playing }
+        }
+        let previous = plays.indices.filter { runs[$0] != nil && plays[$0].playing < play.playing }
+            .max { plays[$0].playing < plays[$1].playing }
+        let backUp = previous.map { previous in
+            other.volumes.contains { volume in
+                volume.time > plays[previous].playing && volume.time <= play.playing
+                    && volume.value.loudestDecibels >= (before?.loudestDecibels ?? -.infinity) - 0.01
+            }
+        } ?? true
         let beforeDb = before.map(\.loudestDecibels).flatMap(finite)
         return OtherStream(stream: other.index, role: role, mediaRole: other.properties["media.role"],
-                           sink: other.sink, prompt: prompt.index, volumeBeforeDb: beforeDb.map { rounded($0, 2) },
+                           sink: other.sink, prompt: prompt.index, promptEntry: index,
+                           baselineTime: rounded(baselineTime, 3), baselineEntry: first, carriedOver: first != index,
+                           handedOver: first != index && !backUp,
+                           restoredAt: restoredAt.map { rounded($0, 3) }, restoredAfterEntry: restoredAfter,
+                           volumeBeforeDb: beforeDb.map { rounded($0, 2) },
                            volumeChangeDb: both(lowest.flatMap(finite), beforeDb).map { rounded($0 - $1, 2) },
                            levelChangeDb: levelChange,
                            restored: before != nil && other.volumes.last?.value == before,
                            paused: other.corked(from: promptStart, to: promptEnd))
+    }
+
+    private static func gaps(_ gaps: [LevelTimeline.Gap]) -> [Gap] {
+        gaps.map { Gap(start: rounded($0.start, 3), end: rounded($0.end, 3), reason: $0.reason.rawValue) }
     }
 
     private static func span(_ stretch: LevelTimeline.Stretch) -> Span {

@@ -7,6 +7,10 @@ private final class LevelBox: @unchecked Sendable {
     var stream: RecordStream?
     /// Finished windows: RMS in dBFS, nil for digital silence.
     var levels: [Double?] = []
+    /// Per finished window: whether a chunk with a hole (zeros for samples the server did not
+    /// have) went into it.
+    var holes: [Bool] = []
+    var holeInWindow = false
     var sumOfSquares = 0.0
     var inWindow = 0
     /// Frames received in all (holes the server reported count as silence).
@@ -78,7 +82,7 @@ package final class MonitorLevels: @unchecked Sendable {
             let stream = try RecordStream(connection: connection, source: "\(sink).monitor", name: "monitor of \(sink)",
                                           rate: BenchProbe.rate, channels: Self.channels, fragmentMs: 10,
                                           properties: [StreamLog.labProperty: "recorder"],
-                                          onChunk: { samples, _, arrival in Self.add(samples, arrival: arrival, to: box) },
+                                          onChunk: { samples, holes, arrival in Self.add(samples, holes: holes, arrival: arrival, to: box) },
                                           onTiming: { timing in Self.note(timing, in: box) })
             box.stream = stream
             boxes.append(box)
@@ -89,8 +93,10 @@ package final class MonitorLevels: @unchecked Sendable {
 
     /// A chunk's samples (`RecordStream.Chunk`; holes are zeros) added to the windows' squares,
     /// and the arrival bound of frame 0 (loop thread).
-    private static func add(_ samples: UnsafeBufferPointer<Float>, arrival: UInt64, to box: LevelBox) {
+    private static func add(_ samples: UnsafeBufferPointer<Float>, holes: Int, arrival: UInt64, to box: LevelBox) {
         let frames = samples.count / channels
+        // Where in the chunk the holes were is not told: every window it touches is marked.
+        if holes > 0 { box.holeInWindow = true }
         for frame in 0..<frames {
             for channel in 0..<channels {
                 let sample = Double(samples[frame * channels + channel])
@@ -99,6 +105,8 @@ package final class MonitorLevels: @unchecked Sendable {
             box.inWindow += 1
             if box.inWindow == framesPerWindow {
                 box.levels.append(LevelTimeline.decibels(sumOfSquares: box.sumOfSquares, count: framesPerWindow * channels))
+                box.holes.append(box.holeInWindow)
+                box.holeInWindow = holes > 0 && frame + 1 < frames
                 box.sumOfSquares = 0
                 box.inWindow = 0
             }
@@ -121,7 +129,8 @@ package final class MonitorLevels: @unchecked Sendable {
     package func timelines(zero: UInt64) -> [(sink: String, timeline: LevelTimeline)] {
         connection.withLock {
             boxes.map { box in
-                (box.sink, Self.placed(levels: box.levels, timings: box.timings, origin: box.origin, zero: zero))
+                (box.sink, Self.placed(levels: box.levels, holes: box.holes, timings: box.timings, origin: box.origin,
+                                       zero: zero))
             }
         }
     }
@@ -131,16 +140,24 @@ package final class MonitorLevels: @unchecked Sendable {
     /// t_k, so frame f was heard at t_k + (f − f_k) ÷ rate. Grid slots no window lands in
     /// (the sink was suspended) are silence; a later window replaces an earlier one in the
     /// same slot. With no answer, every window follows `origin` (the arrival bound). Pure.
+    /// The timeline's `gaps`: the windows marked in `holes` (`.hole`), and runs of at least
+    /// `LevelTimeline.shortestGap` empty slots (`.noSamples`: the monitor sends nothing only
+    /// while its sink is suspended, and the lab keeps every recorded sink awake).
     /// - Parameters:
     ///   - levels: the windows in recording order (dBFS, nil for silence).
+    ///   - holes: per window, whether a hole went into it (none when shorter).
     ///   - timings: (monotonic ns, frame heard then), frames rising.
     ///   - origin: monotonic ns of frame 0 by the arrival bound.
     ///   - zero: the lab clock's 0 in monotonic ns.
-    static func placed(levels: [Double?], timings: [(nanoseconds: UInt64, frames: Double)], origin: Int64,
-                       zero: UInt64) -> LevelTimeline {
+    static func placed(levels: [Double?], holes: [Bool] = [], timings: [(nanoseconds: UInt64, frames: Double)],
+                       origin: Int64, zero: UInt64) -> LevelTimeline {
         let rate = Double(BenchProbe.rate), window = Double(framesPerWindow)
         let start = Double(origin - Int64(zero)) / 1e9
-        guard !timings.isEmpty, !levels.isEmpty else { return LevelTimeline(start: start, levels: levels) }
+        let marked = levels.indices.map { $0 < holes.count && holes[$0] }
+        guard !timings.isEmpty, !levels.isEmpty else {
+            return LevelTimeline(start: start, levels: levels,
+                                 gaps: LevelTimeline.gaps(start: start, holes: marked, missing: []))
+        }
         var k = 0
         let times = levels.indices.map { w -> Double in
             let frame = Double(w) * window
@@ -150,8 +167,14 @@ package final class MonitorLevels: @unchecked Sendable {
         let first = times.min() ?? start
         let slots = times.map { Int((($0 - first) / LevelTimeline.windowSeconds).rounded()) }
         var grid = [Double?](repeating: nil, count: (slots.max() ?? 0) + 1)
-        for (slot, level) in zip(slots, levels) { grid[slot] = level }
-        return LevelTimeline(start: first, levels: grid)
+        var filled = [Bool](repeating: false, count: grid.count), holed = filled
+        for (window, (slot, level)) in zip(slots, levels).enumerated() {
+            grid[slot] = level
+            filled[slot] = true
+            holed[slot] = marked[window]
+        }
+        return LevelTimeline(start: first, levels: grid,
+                             gaps: LevelTimeline.gaps(start: first, holes: holed, missing: filled.map { !$0 }))
     }
 
     /// Ends every recording (`RecordStream.disconnectLocked`: `pa_stream_disconnect`); what

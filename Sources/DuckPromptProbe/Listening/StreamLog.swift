@@ -6,8 +6,13 @@ import DuckPrompt
 package struct StreamRecord: Sendable, Equatable {
     /// The sink-input's index (`pa_sink_input_info.index`).
     package var index: UInt32
-    /// Its properties as first read (`media.role`, `application.name` …).
+    /// Its properties as last read (`media.role`, `application.name` …): a client may change
+    /// them (`pa_stream_proplist_update`; a held prompter names its kept stream after each
+    /// prompt).
     package var properties: [String: String]
+    /// Its properties over time, each set whole from the time it was read (the first is what
+    /// it was created with; the last is `properties`).
+    package var propertyChanges: [Timed<[String: String]>]
     /// When it was first seen, and when it went away (nil: still there at the end).
     package var start: Double
     package var end: Double?
@@ -22,6 +27,12 @@ package struct StreamRecord: Sendable, Equatable {
 
     /// Whether the lab itself plays it (its music): `duckprompt.lab=music`.
     package var isLabMusic: Bool { properties[StreamLog.labProperty] == "music" }
+
+    /// Its properties at `time`: the last set read at or before it (the first, before its
+    /// start).
+    package func properties(at time: Double) -> [String: String] {
+        propertyChanges.last { $0.time <= time }?.value ?? propertyChanges.first?.value ?? properties
+    }
 
     /// The sink it started on.
     package var sink: String { sinks.first?.value ?? "" }
@@ -38,10 +49,15 @@ package struct StreamRecord: Sendable, Equatable {
         return !corked.contains { $0.time > from && $0.time <= to && !$0.value }
     }
 
+    /// - Parameters:
+    ///   - properties: the ones it was created with; `propertyChanges` (empty: none) the later
+    ///     sets, each whole, after `start`.
     package init(index: UInt32, properties: [String: String], start: Double, end: Double? = nil,
-                 sinks: [Timed<String>], volumes: [Timed<VolumeState>], corked: [Timed<Bool>] = []) {
+                 sinks: [Timed<String>], volumes: [Timed<VolumeState>], corked: [Timed<Bool>] = [],
+                 propertyChanges: [Timed<[String: String]>] = []) {
         self.index = index
-        self.properties = properties
+        self.properties = propertyChanges.last?.value ?? properties
+        self.propertyChanges = [Timed(start, properties)] + propertyChanges
         self.start = start
         self.end = end
         self.sinks = sinks
@@ -79,7 +95,7 @@ package struct VolumeState: Sendable, Equatable {
 }
 
 /// Follows every sink-input of a server for `duckprompt lab`: when each appears, moves,
-/// changes volume or mute, and ends. Its own thread sleeps on the server's events
+/// changes volume, mute, cork state or properties, and ends. Its own thread sleeps on the server's events
 /// (`pa_context_subscribe`) and reads the stream each event names.
 /// libpulse: `pa_context_subscribe`, `pa_context_get_sink_input_info`,
 /// `pa_context_get_sink_info_list` (the sink names, read again when a sink appears or goes).
@@ -128,6 +144,7 @@ package final class StreamLog: @unchecked Sendable {
             record.sinks = record.sinks.map { Timed($0.time - shift, $0.value) }
             record.volumes = record.volumes.map { Timed($0.time - shift, $0.value) }
             record.corked = record.corked.map { Timed($0.time - shift, $0.value) }
+            record.propertyChanges = record.propertyChanges.map { Timed($0.time - shift, $0.value) }
             return record
         }
     }
@@ -212,6 +229,12 @@ package final class StreamLog: @unchecked Sendable {
                 guard record.end == nil else { continue }
                 if let sink, record.sinks.last?.value != sink { record.sinks.append(Timed(time, sink)) }
                 if record.corked.last?.value != info.corked { record.corked.append(Timed(time, info.corked)) }
+                // Each answer carries the whole property list: a change (`pa_stream_proplist_update`,
+                // sent as a sink-input change event) is filed when its values differ.
+                if info.properties != record.properties {
+                    record.properties = info.properties
+                    record.propertyChanges.append(Timed(time, info.properties))
+                }
                 if sink == nil {
                     records[info.index] = record
                     continue
