@@ -283,6 +283,25 @@ struct ListeningReportTests {
         #expect(lines[1] == "prompt 2 of 2 (stream #7, duckprompt, prompt2.wav): heard on bt_headset's monitor at -12.00 dBFS RMS, 1.60 s to 2.60 s")
         #expect(lines[2].hasPrefix("music on speaker (stream #3, duckprompt lab) under prompt #7 (1 of 2): duck depth 20.00 dB (volume), 20.00 dB on the monitor; restored"))
         #expect(report.streams[1].corked.map(\.corked) == [true, false, true, false, true])
+        // The cork between the two not seen (the lab's read came after the uncork): the rename
+        // while it played begins the second prompt.
+        var missed = held
+        missed.corked = [Timed(0.0, true), Timed(0.02, false), Timed(2.7, true)]
+        let renamed = ListeningReport(sinks: [("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                      streams: [missed], end: 4.2).summary.prompts
+        #expect(renamed.map(\.spanStart) == [0.0, 1.49] && renamed.map(\.start) == [0.3, 1.6], "\(renamed)")
+        #expect(renamed.map(\.mediaName) == ["prompt1.wav", "prompt2.wav"])
+        // The rename read while it still played, 9 ms before the cork (measured on PulseAudio
+        // 16.1), or just after the uncork: one change of prompt, not two.
+        for (rename, cork, uncork) in [(1.191, 1.2, 1.209), (1.501, 1.2, 1.5)] {
+            var early = held
+            early.corked = [Timed(0.0, true), Timed(0.02, false), Timed(cork, true), Timed(uncork, false), Timed(2.7, true)]
+            early.propertyChanges[1].time = rename
+            let two = ListeningReport(sinks: [("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                      streams: [early], end: 4.2).summary.prompts
+            #expect(two.count == 2 && two.map(\.mediaName) == ["prompt1.wav", "prompt2.wav"], "\(two)")
+            #expect(two.last?.spanStart == min(rename, cork) && two.last?.start == 1.6, "\(two)")
+        }
     }
 
     @Test("a prompt that took over a handed-over duck: measured against the music before the duck began, restored, and the handover named")

@@ -126,19 +126,32 @@ struct LabIntegrationTests {
         #expect((lab.sink("bt_headset")?["heard"] as? [[String: Any]])?.isEmpty == true, "\(lab.sink("bt_headset") ?? [:])")
     }
 
-    @Test("gdbus Play on the lab's bus: the service is activated, its fire-and-forget prompt heard whole, then it leaves")
+    @Test("gdbus Play ×3 on the lab's bus: the service is activated, its three fire-and-forget prompts (played on its one held stream) heard whole, one entry each, the duck handed over, then it leaves")
     func serviceOnTheLabBus() throws {
-        let prompt = try TestAudio.sine("lab-service.wav", hertz: 660, seconds: 1.2)
-        let lab = try Self.lab(["--music"], ["gdbus", "call", "--session", "--dest", "io.github.duckprompt.DuckPrompt1",
-                                             "--object-path", "/io/github/duckprompt/DuckPrompt1", "--method",
-                                             "io.github.duckprompt.DuckPrompt1.Play", "['\(prompt)']", "{}"])
-        #expect(lab.result.status == 0 && lab.result.stdout.contains("(uint64 1,)"), "\(lab.result.stdout) \(lab.result.stderr)")
-        let heard = try #require(lab.prompts.first, "\(lab.summary) \(lab.result.stderr)")
-        #expect(heard["sink"] as? String == "bt_headset" && heard["heard"] as? Bool == true, "\(heard)")
-        let start = try #require(heard["start"] as? Double), end = try #require(heard["end"] as? Double)
-        #expect(end - start > 1.1 && end - start < 1.5, "heard \(start) to \(end): the lab waited for the service")
-        let music = try #require(lab.others.first, "\(lab.summary)")
-        #expect(abs((music["level_change_db"] as? Double ?? 0) + 20) <= 1 && music["restored"] as? Bool == true, "\(music)")
+        let prompts = try (1...3).map { try TestAudio.sine("lab-service-\($0).wav", hertz: 660, seconds: 0.6) }
+        let calls = prompts.map { prompt in
+            "gdbus call --session --dest io.github.duckprompt.DuckPrompt1 --object-path /io/github/duckprompt/DuckPrompt1 "
+                + "--method io.github.duckprompt.DuckPrompt1.Play \"['\(prompt)']\" '{}'"
+        }
+        let lab = try Self.lab(["--music"], ["sh", "-c", calls.joined(separator: " && ")])
+        #expect(lab.result.status == 0 && lab.result.stdout.contains("(uint64 3,)"), "\(lab.result.stdout) \(lab.result.stderr)")
+        // One entry a prompt, each heard whole on its own: the service plays them on one stream,
+        // uncorked for each and renamed (media.name) after each one's file.
+        #expect(lab.prompts.count == 3, "\(lab.summary) \(lab.result.stderr)")
+        for (heard, prompt) in zip(lab.prompts, prompts) {
+            #expect(heard["sink"] as? String == "bt_headset" && heard["heard"] as? Bool == true, "\(heard)")
+            let start = try #require(heard["start"] as? Double), end = try #require(heard["end"] as? Double)
+            #expect(end - start > 0.5 && end - start < 0.9, "heard \(start) to \(end): the lab waited for the service")
+            #expect(heard["media_name"] as? String == URL(fileURLWithPath: prompt).lastPathComponent, "\(heard)")
+        }
+        // The music: 20 dB down under each, measured against before the first (the duck was
+        // handed from prompt to prompt), restored after the last.
+        #expect(lab.others.count == 3, "\(lab.summary)")
+        for (i, music) in lab.others.enumerated() {
+            #expect(abs((music["volume_change_db"] as? Double ?? 0) + 20) <= 1, "\(music)")
+            #expect(abs((music["level_change_db"] as? Double ?? 0) + 20) <= 1 && music["restored"] as? Bool == true, "\(music)")
+            #expect(music["baseline_entry"] as? Int == 0 && music["handed_over"] as? Bool == (i > 0), "\(music)")
+        }
         // Checked by pid (nothingLeft), not by name: the other server's lab may run its own.
         #expect(lab.processes["service"] != nil, "the activated service in the report: \(lab.processes)")
         #expect(Self.nothingLeft(lab).isEmpty, "\(Self.nothingLeft(lab))")

@@ -131,7 +131,8 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         /// stream of one prompt.
         package var part = 1
         package var parts = 1
-        /// Its stream's `media.name` when it began to play (a held stream is renamed for each).
+        /// Its stream's `media.name` when it began to play, read up to `samePromptSeconds` after
+        /// (a held stream is renamed for each prompt, the rename read just before or after).
         package var mediaName: String?
         package var heard: Bool
         /// The heard stretch on its sink within its life (nil when not heard).
@@ -270,6 +271,9 @@ package struct ListeningReport: Sendable, Codable, Equatable {
             })
     }
 
+    /// Beginnings of a held stream's prompts closer than this (seconds) are one (`plays`).
+    static let samePromptSeconds = 0.1
+
     /// One prompt as the report counts them: a prompt stream, or one uncorked span of one that
     /// played several (`plays(of:end:)`).
     struct Play {
@@ -285,23 +289,48 @@ package struct ListeningReport: Sendable, Codable, Equatable {
 
     /// A stream's prompts: one per uncorked span when it was uncorked more than once (a held
     /// prompter's kept stream, corked between its prompts), each from the cork that ended the
-    /// one before, else its whole life.
+    /// one before, else its whole life. A `media.name` change while it played, no cork seen
+    /// since its uncork, begins a prompt too (at the change): a held stream renamed for its next
+    /// prompt and uncorked again before the lab read its cork. Beginnings less than
+    /// `samePromptSeconds` apart are one (a rename read just before the cork or just after the
+    /// uncork of the same change of prompt): the first's `from`, the last uncork's time.
     static func plays(of stream: StreamRecord, end: Double) -> [Play] {
-        var uncorks: [(uncorked: Double, corkedBefore: Double)] = []
+        var found: [(playing: Double, from: Double, uncork: Bool)] = []
         var lastCork = stream.start
-        var previous: Bool?
+        var corked: Bool?
+        var changes = stream.propertyChanges.dropFirst()[...]
+        var name = stream.propertyChanges.first?.value["media.name"]
         for change in stream.corked {
+            // Renamed while playing, up to this cork change.
+            while let next = changes.first, next.time < change.time {
+                changes = changes.dropFirst()
+                if next.value["media.name"] != name, corked == false { found.append((next.time, next.time, false)) }
+                name = next.value["media.name"]
+            }
             if change.value { lastCork = change.time }
-            if !change.value, previous != false { uncorks.append((change.time, lastCork)) }
-            previous = change.value
+            if !change.value, corked != false { found.append((change.time, lastCork, true)) }
+            corked = change.value
         }
-        guard uncorks.count > 1 else {
+        for next in changes {
+            if next.value["media.name"] != name, corked == false { found.append((next.time, next.time, false)) }
+            name = next.value["media.name"]
+        }
+        var starts: [(playing: Double, from: Double, uncork: Bool)] = []
+        for start in found {
+            if let last = starts.last, start.playing - last.playing < samePromptSeconds {
+                starts[starts.count - 1] = (start.uncork || !last.uncork ? start.playing : last.playing,
+                                            min(last.from, start.from), last.uncork || start.uncork)
+            } else {
+                starts.append(start)
+            }
+        }
+        guard starts.count > 1 else {
             return [Play(stream: stream, from: stream.start, to: stream.end, playing: stream.start, part: 1, parts: 1)]
         }
-        return uncorks.indices.map { i in
-            Play(stream: stream, from: i == 0 ? stream.start : uncorks[i].corkedBefore,
-                 to: i + 1 < uncorks.count ? uncorks[i + 1].corkedBefore : stream.end,
-                 playing: i == 0 ? stream.start : uncorks[i].uncorked, part: i + 1, parts: uncorks.count)
+        return starts.indices.map { i in
+            Play(stream: stream, from: i == 0 ? stream.start : starts[i].from,
+                 to: i + 1 < starts.count ? starts[i + 1].from : stream.end,
+                 playing: i == 0 ? stream.start : starts[i].playing, part: i + 1, parts: starts.count)
         }
     }
 
@@ -326,7 +355,7 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         let silent = !prompt.volumes.isEmpty && prompt.volumes.allSatisfy { $0.value.loudestDecibels == -.infinity }
         var entry = PromptHeard(stream: prompt.index, sink: prompt.sink, spanStart: rounded(play.from, 3),
                                 spanEnd: play.to.map { rounded($0, 3) }, part: play.part, parts: play.parts,
-                                mediaName: prompt.properties(at: play.playing)["media.name"], heard: false,
+                                mediaName: prompt.properties(at: min(play.playing + samePromptSeconds, play.to ?? .infinity))["media.name"], heard: false,
                                 sharedWith: shared, openAtEnd: play.to == nil, silentVolume: silent)
         guard let timeline = timelines[prompt.sink] else {
             entry.unrecordedSeconds = rounded(max(0, stop - play.playing), 3)
