@@ -146,7 +146,6 @@ package final class Background: @unchecked Sendable {
     private var outputEnded = false
     /// Guards `data` and `outputEnded`; broadcast on each chunk and at the end.
     private let condition = NSCondition()
-    private let done = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
 
     /// Starts `arguments` (PATH lookup through /usr/bin/env) with `environment` set on top of
@@ -174,7 +173,6 @@ package final class Background: @unchecked Sendable {
                 condition.unlock()
                 if chunk.isEmpty { break }
             }
-            done.signal()
         }.start()
     }
 
@@ -229,10 +227,17 @@ package final class Background: @unchecked Sendable {
     /// Sends SIGKILL and waits for the end of its output. (Not SIGTERM: a child spawned from
     /// a dispatch worker thread inherits its blocked signal mask, and parec would never see it.)
     @discardableResult
+    /// A second stop returns at once (a test that stopped a player, then its `Rig`).
     package func stop() -> Data {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        _ = done.wait(timeout: .now() + 5)
+        // The end of its output: at most 5 s (a child it left may hold the pipe).
+        let deadline = Date().addingTimeInterval(5)
+        condition.withLock {
+            while !outputEnded {
+                if !condition.wait(until: deadline) { break }
+            }
+        }
         return bytes
     }
 }
