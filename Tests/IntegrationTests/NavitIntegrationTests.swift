@@ -31,11 +31,6 @@ struct NavitIntegrationTests {
         guard text.contains(speech), text.contains(mapData) else {
             throw TestFailure("Docs/examples/navit/navit.xml has no '\(speech)' or '\(mapData)'")
         }
-        // TODO: until `say --exit-with-parent` (issue 34, item 3) is on main: the line without it.
-        let help = try run([duckpromptBinary, "say", "--help"], check: false)
-        if !(help.stdout + help.stderr).contains("--exit-with-parent") {
-            text = text.replacingOccurrences(of: " --exit-with-parent", with: "")
-        }
         text = text.replacingOccurrences(of: speech, with: "data=\"\(wrapper) \(duckpromptBinary) say \(extra.map { $0 + " " }.joined())")
         return text.replacingOccurrences(of: mapData, with: "data=\"\(map)\"")
     }
