@@ -7,7 +7,9 @@ import Testing
 /// Navit (Debian's navit 0.5.6) speaking through duckprompt as Docs/examples/navit/ tells a
 /// user to set it up: its `cmdline` speech runs `duckprompt say` for every instruction while
 /// its demo vehicle drives a route on a small map, headless (null graphics on the glib event
-/// loop, the internal GUI, the D-Bus binding; ../shared/docs/FACTS.md "Navit without a display").
+/// loop, the internal GUI, the D-Bus binding: Docs/examples/navit/README.md). What Navit asked
+/// for comes from a wrapper around the speech command; what a listener heard, and every volume
+/// the server reported, from the lab's own `MonitorLevels` and `StreamLog` on one clock.
 @Suite(.serialized)
 struct NavitIntegrationTests {
     /// Docs/examples/navit: navit.xml (headless Navit, its speech line) and streets.osm (four
@@ -105,7 +107,8 @@ struct NavitIntegrationTests {
         try Self.config(wrapper: wrapper, extra: ["--rate", "300"], map: scratch.path("streets.bin"))
             .write(toFile: config, atomically: true, encoding: .utf8)
 
-        // What a listener hears on the headset, and every volume the server reports, on one clock.
+        // What a listener hears on the headset, and every volume the server reports (StreamLog:
+        // pa_context_subscribe, what pactl subscribe shows), on one clock.
         let zero = monotonicNanoseconds()
         let epochAtZero = Date().timeIntervalSince1970
         let streams = try StreamLog(server: nil) { _ in }
