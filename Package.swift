@@ -56,7 +56,10 @@ let package = Package(
         // report of what a listener heard (Docs/lab.md); its listening is DuckPromptProbe's.
         .target(name: "DuckPromptLab", dependencies: ["DuckPrompt", "DuckPromptProbe", "DuckPromptService"],
                 swiftSettings: foundationFree),
-        .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt", "DuckPromptService", "DuckPromptLab", "DuckPromptProbe"],
+        // `duckprompt speechd-module`: a speech-dispatcher output module over a held Prompter
+        // (its protocol's state machine is DuckPromptCore's Speechd/).
+        .target(name: "DuckPromptSpeechd", dependencies: ["DuckPrompt"], swiftSettings: foundationFree),
+        .target(name: "DuckPromptCLI", dependencies: ["DuckPrompt", "DuckPromptService", "DuckPromptLab", "DuckPromptProbe", "DuckPromptSpeechd"],
                 swiftSettings: foundationFree),
         // pcaudiolib's create_audio_device_object, defined to open nothing and exported, so that
         // libespeak-ng 1.51 binds to it and opens no stray stream on the default sink

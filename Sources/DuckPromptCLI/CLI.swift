@@ -35,6 +35,7 @@ public enum DuckPromptCLI {
             case "devices": return try DevicesCommand.run(args, routeOnly: false)
             case "route": return try DevicesCommand.run(args, routeOnly: true)
             case "serve": return try ServeCommand.run(args)
+            case "speechd-module": return try SpeechdModuleCommand.run(args)
             case "lab": return try LabCommand.run(args)
             default:
                 throw UsageError("unknown subcommand '\(verb)' (see duckprompt --help)")

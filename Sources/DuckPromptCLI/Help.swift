@@ -3,7 +3,7 @@ enum Help {
     /// Each subcommand's help, in the order the man page gives them.
     static let subcommands: [(name: String, text: String)] = [
         ("play", play), ("say", say), ("devices", devices), ("route", route), ("restore", restore),
-        ("serve", serve), ("lab", lab),
+        ("serve", serve), ("speechd-module", speechdModule), ("lab", lab),
     ]
 
     static let common = """
@@ -37,6 +37,7 @@ enum Help {
       route                   Say which sink a prompt would go to, and why (no sound).
       restore                 Undo the duck of a prompt that died mid-prompt (kill -9, crash).
       serve                   Serve prompts on the D-Bus session bus (Docs/dbus.md).
+      speechd-module [CONF]   A speech-dispatcher output module (sd_duckprompt runs it).
       lab -- COMMAND          Run COMMAND on a private headless server with emulated devices
                               and report what a listener heard (Docs/lab.md).
 
@@ -254,6 +255,26 @@ enum Help {
     OPTIONS:
       --exit-idle SECONDS     Leave when nothing happened for that long (D-Bus activation
                               starts it again on the next call). Default: never.
+    \(common)
+    """
+
+    static let speechdModule = """
+    OVERVIEW: Speak speech-dispatcher's output-module protocol on standard input and output:
+    each message is one prompt of speech synthesized by libespeak-ng, ducked and restored as
+    say does, through one held prompter. speech-dispatcher starts it as sd_duckprompt
+    (AddModule "duckprompt" "sd_duckprompt" "duckprompt.conf"); not for use by hand. A stopped
+    message fades out in 50 ms and hands its duck to the next one. Every message gets the
+    priority of the config file (the protocol does not tell a module a message's priority).
+
+    USAGE: duckprompt speechd-module [CONF] [options]
+
+    ARGUMENTS:
+      CONF                    The module's config file, as speech-dispatcher passes it:
+                              DuckpromptPriority PRIORITY (default message) and
+                              DuckpromptKeepDuckMs MS (how long a stopped message keeps the
+                              duck for the next one; default 300, 0 to 1000).
+
+    OPTIONS:
     \(common)
     """
 

@@ -221,10 +221,13 @@ final class PromptRun {
                 keptFrames = last.framesWritten
                 keeper.keep(last)
             }
-            return .queueChecked(anotherWaits: anotherPromptWaits(store: store, ticket: ticket))
+            // A cancel that keeps the duck hands it over as if the next prompt waited already.
+            let keeps = control.isCancelled && control.duckKept != nil
+            return .queueChecked(anotherWaits: keeps || anotherPromptWaits(store: store, ticket: ticket))
         case .handOver:
             guard let lock else { return .handedOver(false) }
-            switch handOver(duck, store: store, ticket: ticket, lock: lock) {
+            let keepFor = control.isCancelled ? control.duckKept ?? .zero : .zero
+            switch handOver(duck, store: store, ticket: ticket, lock: lock, keepFor: keepFor) {
             case .handedOver:
                 handedOver = true
                 return .handedOver(true)

@@ -71,7 +71,8 @@ public final class Prompter: Sendable {
         case dropped(DuckPromptError)
         /// Not started by its deadline (`PlayOptions.expireMs`).
         case expired(DuckPromptError)
-        /// `cancel(_:)` or `close()`: stopped, every ducked stream ramped back.
+        /// `cancel(_:)` or `close()`: stopped, every ducked stream ramped back (or its duck
+        /// handed to the next prompt: `cancel(_:keepingDuckFor:)`, or one waiting already).
         case cancelled
         /// No server, no usable sink, the stream refused, the server gone mid-prompt: the
         /// error says which, and names the journal when a duck is left to restore.
@@ -247,6 +248,23 @@ public final class Prompter: Sendable {
     public func cancel(_ id: PromptID) {
         lock.withLock { state.controls[id] }?.cancel()
     }
+
+    /// Stops a prompt as `cancel(_:)` does, but keeps its duck for the next prompt: one that
+    /// plays fades out over 50 ms, and its duck is handed over (the music stays down) to the
+    /// next prompt, of this prompter or any other, that enters the queue within `keep` of the
+    /// fade's end, or that waits already; if none comes by then, the duck is ramped back as
+    /// after `cancel(_:)`. For a caller that stops a prompt to say another at once
+    /// (speech-dispatcher's module stops a message, then gets the one that interrupts it).
+    /// It finishes `.cancelled` once the next prompt took the duck (at its turn, before it is
+    /// routed) or the duck was released. `keep` is clamped to `0...maxDuckKeep`.
+    public func cancel(_ id: PromptID, keepingDuckFor keep: Duration) {
+        let bounded = min(max(keep, .zero), Self.maxDuckKeep)
+        lock.withLock { state.controls[id] }?.cancel(keepingDuckFor: bounded)
+    }
+
+    /// The longest a cancelled prompt keeps its duck for the next one (`cancel(_:keepingDuckFor:)`):
+    /// 1 s.
+    public static let maxDuckKeep: Duration = .seconds(1)
 
     /// Cancels every prompt (`cancel(_:)`), refuses new ones and closes the kept stream
     /// (`pa_stream_disconnect`); each event stream ends once the last prompt has finished.

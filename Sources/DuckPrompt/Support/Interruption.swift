@@ -68,6 +68,18 @@ final class InterruptControl: @unchecked Sendable {
         if let connection { interrupt(connection, shared: shared) }
     }
 
+    /// How long a cancelled prompt keeps its duck for the next prompt (`cancel(keepingDuckFor:)`);
+    /// nil: released at once unless another prompt waits.
+    var duckKept: Duration? { lock.withLock { keepDuck } }
+    private var keepDuck: Duration?
+
+    /// `cancel()`, keeping the duck for a prompt that comes within `keep`
+    /// (`Prompter.cancel(_:keepingDuckFor:)`).
+    func cancel(keepingDuckFor keep: Duration) {
+        lock.withLock { keepDuck = keep }
+        cancel()
+    }
+
     func cancel() {
         let (connection, shared, wake) = lock.withLock { () -> (PulseConnection?, Bool, WakePipe?) in
             cancelled = true

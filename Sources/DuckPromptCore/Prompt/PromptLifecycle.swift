@@ -67,7 +67,8 @@ package struct PromptLifecycle: Sendable, Equatable {
         case played(handedOver: Bool)
         /// Stopped by a newer prompt; the duck handed over (or released when no prompt took it).
         case interrupted(reason: StopRequest)
-        /// Stopped by the caller; the duck released.
+        /// Stopped by the caller; the duck released, or handed to a prompt that waited (or came
+        /// while a cancel that keeps the duck kept it).
         case cancelled
         /// Failed. `journalKept`: what was ducked could not be confirmed restored and stays
         /// journaled for the next duckprompt or `duckprompt restore`.
