@@ -52,6 +52,15 @@ package final class SpeechdModule: @unchecked Sendable {
         events = prompter.events()
     }
 
+    /// Answers the server's `INIT` with `399` lines saying why the module cannot start (its
+    /// config file, no sound server), so that speech-dispatcher logs the reason rather than
+    /// "bad syntax"; the caller then exits with the error's code.
+    package static func refuse(_ message: String) {
+        var reader = LineReader(fd: STDIN_FILENO)
+        guard reader.next() == "INIT" else { return }
+        StandardStreams.writeOutput(SpeechdModuleProtocol.initFailure(message).map { $0 + "\n" }.joined())
+    }
+
     /// Speaks the protocol until the server says `QUIT` or closes standard input; then stops
     /// what plays (a 50 ms fade) and returns once every volume is restored.
     package func run() {
@@ -87,6 +96,9 @@ package final class SpeechdModule: @unchecked Sendable {
     private func perform(_ output: SpeechdModuleProtocol.Output) -> Bool {
         switch output.action {
         case .speak(let message):
+            DebugTrace.write("speechd-module: message \(message.number): \(message.kind.rawValue) "
+                + "\(message.text.debugDescription), voice \(message.settings.espeakVoice ?? "default"), "
+                + "\(message.settings.wordsPerMinute) wpm")
             // The reading thread holds no lock here: an event that comes meanwhile waits for it.
             lock.withLock {
                 write(output.lines)
@@ -94,6 +106,7 @@ package final class SpeechdModule: @unchecked Sendable {
             }
             return false
         case .stop(let number):
+            DebugTrace.write("speechd-module: message \(number) stopped")
             let id = lock.withLock { () -> Prompter.PromptID? in
                 write(output.lines)
                 return prompts[number]

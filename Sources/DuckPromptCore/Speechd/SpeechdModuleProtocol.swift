@@ -97,6 +97,13 @@ package struct SpeechdModuleProtocol: Sendable, Equatable {
         self.greeting = greeting
     }
 
+    /// The answer to `INIT` of a module that cannot start (module_main.c): `399-MESSAGE` (one
+    /// line: a newline in it becomes a space), `399 ERR CANT INIT MODULE`; the server then
+    /// reports the module as not loaded.
+    package static func initFailure(_ message: String) -> [String] {
+        ["399-" + String(message.map { $0.isNewline ? " " : $0 }), "399 ERR CANT INIT MODULE"]
+    }
+
     // MARK: - The server's lines
 
     /// Feeds one line the server sent (without its newline).

@@ -23,6 +23,9 @@ package final class MonitorRecorder: Sendable {
         return samples
     }
 
+    /// Every sample received so far; the recording goes on.
+    package func samples() -> [Float] { probe.withRecording { samples, _, _ in samples } }
+
     /// How many holes the server reported in the recording so far (each recorded as zeros:
     /// silence the sink did not play).
     package var holes: Int { probe.withRecording { _, _, holes in holes } }
