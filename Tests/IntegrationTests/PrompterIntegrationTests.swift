@@ -261,6 +261,61 @@ struct PrompterIntegrationTests {
         prompter.close()
     }
 
+    @Test("cancel(keepingDuckFor:): a prompt that comes after the fade but within the time takes the duck over (the music never back up); with none, the duck is released after it; the music exact after each")
+    func cancelKeepingDuck() async throws {
+        let (rig, speaker, app, before) = try Self.musicOnSpeaker("held-keep", volume: 48000)
+        _ = rig
+        let prompter = try Prompter()
+        let log = EventLog(prompter)
+        let recorder = try MonitorRecorder(sink: speaker)
+        try recorder.waitForAudio(seconds: 0.5)
+        let full = Levels.median(Levels.tone(recorder.samples(), hertz: Double(Rig.musicHz)).suffix(30))
+        func hearingPrompt() -> Bool {
+            guard let tail = recorder.latest(frames: BenchProbe.rate / 20) else { return false }
+            return (Levels.tone(tail, hertz: 1000).max() ?? -200) > -40
+        }
+        let long = try DuckIntegrationTests.prompt(seconds: 3)
+        let short = try DuckIntegrationTests.prompt(seconds: 0.5)
+
+        // 1. Kept for 800 ms: the next prompt comes once the first is no longer heard.
+        let first = try prompter.play(files: [long])
+        guard eventually(timeout: timeLimit(5), { log.start(first) != nil && hearingPrompt() }) else {
+            throw TestFailure("the first prompt was not heard: \(log.events)")
+        }
+        try DuckIntegrationTests.waitDucked(app, from: before)
+        let from = recorder.receivedSeconds
+        prompter.cancel(first, keepingDuckFor: .milliseconds(800))
+        guard eventually(timeout: timeLimit(3), { !hearingPrompt() }) else { throw TestFailure("the cancelled prompt is still heard") }
+        let next = try prompter.play(files: [short])
+        try log.waitFinished([first, next], timeout: 5)
+        if case .cancelled = log.outcome(first) {} else { Issue.record("first: \(String(describing: log.outcome(first)))") }
+        #expect(Self.played(log.outcome(next)), "next: \(String(describing: log.outcome(next)))")
+        #expect(try eventually(timeout: timeLimit(3)) { try Pactl.volume(ofApp: app) == before }, "not restored after the next prompt")
+        try recorder.waitForMoreAudio(seconds: 0.3)
+        // The music (median of 11 windows) from the cancel to the next prompt's end: never back
+        // within 3 dB of full before the final release.
+        let music = Levels.medianFiltered(Levels.tone(recorder.samples(), hertz: Double(Rig.musicHz)), span: 11)
+        let since = Array(music.dropFirst(Int(from * 100)))
+        let firstUp = since.firstIndex { $0 > full - 3 } ?? since.count
+        let downAgain = since[firstUp...].contains { $0 < full - 10 }
+        print("[\(TestServer.kind)] kept duck: music \(full) dB, back up \(firstUp * 10) ms after the cancel, ducked again after: \(downAgain)")
+        #expect(!downAgain, "the music came back up between the cancelled prompt and the next one")
+
+        // 2. Kept for 300 ms, and no prompt comes: released after it.
+        let alone = try prompter.play(files: [long])
+        guard eventually(timeout: timeLimit(5), { log.start(alone) != nil }) else { throw TestFailure("did not start") }
+        try DuckIntegrationTests.waitDucked(app, from: before)
+        let cancelled = Date()
+        prompter.cancel(alone, keepingDuckFor: .milliseconds(300))
+        try log.waitFinished([alone], timeout: 5)
+        let took = Date().timeIntervalSince(cancelled)
+        print("[\(TestServer.kind)] kept 300 ms, none came: finished \(Int(took * 1000)) ms after the cancel")
+        #expect(took >= 0.3 && took < timeLimit(2), "finished \(took) s after the cancel")
+        if case .cancelled = log.outcome(alone) {} else { Issue.record("alone: \(String(describing: log.outcome(alone)))") }
+        #expect(try Pactl.volume(ofApp: app) == before)
+        prompter.close()
+    }
+
     @Test("Priorities as outcomes: a waiting text replaced by a newer one, a playing text interrupted by a message, a notification dropped while busy; each named by its outcome")
     func priorityOutcomes() throws {
         let (rig, _, app, before) = try Self.musicOnSpeaker("held-prio", volume: 47000)
