@@ -79,7 +79,7 @@ _duckprompt()
         _duckprompt_line_words
     fi
 
-    local -a verbs=(play say devices route restore serve lab help)
+    local -a verbs=(play say devices route restore serve speechd-module lab help)
     local -a common=(-s --server -n --client-name --timeout -h --help)
     local common_valued="-s --server -n --client-name --timeout"
     if ((cword == 1)); then
@@ -117,6 +117,9 @@ _duckprompt()
             ;;
         serve)
             opts=(--exit-idle "${common[@]}") valued="--exit-idle $common_valued"
+            ;;
+        speechd-module)
+            opts=("${common[@]}") valued=$common_valued
             ;;
         lab)
             opts=(--server --device --default --music --report --timeout --keep --no-listen

@@ -89,20 +89,21 @@ complete -c duckprompt -n __duckprompt_at_verb -a devices -d 'List the sinks, th
 complete -c duckprompt -n __duckprompt_at_verb -a route -d 'Say which sink a prompt would go to, and why (no sound)'
 complete -c duckprompt -n __duckprompt_at_verb -a restore -d 'Undo the duck of a prompt that died mid-prompt'
 complete -c duckprompt -n __duckprompt_at_verb -a serve -d 'Serve prompts on the D-Bus session bus'
+complete -c duckprompt -n __duckprompt_at_verb -a speechd-module -d 'A speech-dispatcher output module (sd_duckprompt runs it)'
 complete -c duckprompt -n __duckprompt_at_verb -a lab -d 'Run COMMAND on a private headless server with emulated devices'
 complete -c duckprompt -n __duckprompt_at_verb -a help -d "Show a verb's help"
 complete -c duckprompt -n __duckprompt_at_verb -l version -d 'Show duckprompt, libpulse and libsndfile versions'
 complete -c duckprompt -n __duckprompt_at_verb -s h -l help -d 'Show this help'
 # duckprompt help VERB (also -h VERB, --help VERB)
 complete -c duckprompt -n '__duckprompt_at_verb help -h --help; and not __duckprompt_at_verb' \
-    -a 'play say devices route restore serve lab'
+    -a 'play say devices route restore serve speechd-module lab'
 
 # Every verb that talks to a server.
-set -l server_verbs '__duckprompt_verb_in play say devices route restore serve'
+set -l server_verbs '__duckprompt_verb_in play say devices route restore serve speechd-module'
 complete -c duckprompt -n $server_verbs -s s -l server -x -d 'Sound server to connect to (libpulse server string)'
 complete -c duckprompt -n $server_verbs -s n -l client-name -x -d 'Client name the server shows'
 complete -c duckprompt -n $server_verbs -l timeout -x -d 'Give up connecting after TIME: 5, 2.5s, 500ms'
-complete -c duckprompt -n '__duckprompt_verb_in play say devices route restore serve lab' -s h -l help -d 'Show this help'
+complete -c duckprompt -n '__duckprompt_verb_in play say devices route restore serve speechd-module lab' -s h -l help -d 'Show this help'
 
 # play FILE..., say TEXT...
 set -l playsay '__duckprompt_verb_in play say'
