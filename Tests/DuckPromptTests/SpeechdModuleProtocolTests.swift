@@ -33,11 +33,17 @@ struct SpeechdModuleProtocolTests {
         var description: String { name }
     }
 
-    /// speech-dispatcher's start: INIT, AUDIO, LOGLEVEL, LIST VOICES.
+    /// speech-dispatcher's start: INIT, AUDIO (the server's own audio refused, then its output
+    /// method accepted), LOGLEVEL, LIST VOICES.
     static let start: [(Input, [String], P.Action?)] = [
         (.line("INIT"), ["299-greeting", "299 OK LOADED SUCCESSFULLY"], nil),
         (.line("AUDIO"), ["207 OK RECEIVING AUDIO SETTINGS"], nil),
         (.line("audio_output_method=server"), [], nil),
+        (.line("."), ["300-duckprompt plays through its own stream, not the server's", "300 MODULE ERROR"], nil),
+        (.line("AUDIO"), ["207 OK RECEIVING AUDIO SETTINGS"], nil),
+        (.line("audio_output_method=pulse"), [], nil),
+        (.line("audio_pulse_device=default"), [], nil),
+        (.line("audio_pulse_min_length=100"), [], nil),
         (.line("."), ["203 OK AUDIO INITIALIZED"], nil),
         (.line("LOGLEVEL"), ["207 OK RECEIVING LOGLEVEL SETTINGS"], nil),
         (.line("log_level=3"), [], nil),

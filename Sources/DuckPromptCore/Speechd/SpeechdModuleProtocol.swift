@@ -8,8 +8,9 @@
 /// The protocol (speech-dispatcher 0.11, src/modules/module_main.c and module_process.c; the
 /// server's side in src/server/output.c): the server starts the module with its config file as
 /// the one argument, sends `INIT` (answered `299-…`, `299 OK LOADED SUCCESSFULLY`), then `AUDIO`
-/// and `LOGLEVEL` blocks (`207 OK RECEIVING …`, `NAME=VALUE` lines, `.`, `203 OK …`) and
-/// `LIST VOICES`. For each message: a `SET` block (`203 OK RECEIVING SETTINGS`, …,
+/// and `LOGLEVEL` blocks (`207 OK RECEIVING …`, `NAME=VALUE` lines, `.`, `203 OK …`; the
+/// module refuses the server's own audio with `300`, and the server sends `AUDIO` again with its
+/// output method) and `LIST VOICES`. For each message: a `SET` block (`203 OK RECEIVING SETTINGS`, …,
 /// `203 OK SETTINGS RECEIVED`), then `SPEAK` (or `CHAR`, `KEY`, `SOUND_ICON`): `202 OK RECEIVING
 /// MESSAGE`, the text (SSML) in lines, a line that starts with a dot sent with one more, ended by
 /// a lone `.`; `200 OK SPEAKING` (or `301 ERROR CANT SPEAK`). Then the events: `701 BEGIN`,
@@ -186,8 +187,15 @@ package struct SpeechdModuleProtocol: Sendable, Equatable {
             settings = next
             return Output(lines: ["203 OK SETTINGS RECEIVED"])
         case .audio:
-            // The module plays through its own prompter's stream, whatever the server's method
-            // (0.11 sends audio_output_method=server; the module sends it no 705 AUDIO).
+            // The module plays through its own prompter's stream and sends no `705 AUDIO`. The
+            // server asks for its own audio first (`audio_output_method=server`): refused, as a
+            // module that cannot is (module_process.c's 300), so that the server opens no
+            // stream of its own for the module (output.c, `output_send_audio_settings`), and
+            // sends the block again with its own method, which is accepted and not used.
+            if pairs.contains(where: { $0.0 == "audio_output_method" && $0.1 == "server" }) {
+                return Output(lines: ["300-duckprompt plays through its own stream, not the server's",
+                                      "300 MODULE ERROR"])
+            }
             return Output(lines: ["203 OK AUDIO INITIALIZED"])
         case .logLevel:
             return Output(lines: ["203 OK LOGLEVEL SET"])
