@@ -51,6 +51,13 @@ struct SpeechDispatcherIntegrationTests {
         /// LOGDIR/NAME.log).
         var trace: String { (try? String(contentsOfFile: scratch.path("logs/duckprompt.log"), encoding: .utf8)) ?? "" }
 
+        /// When the module traced a line containing `text` (µs since the epoch).
+        func traced(_ text: String) -> Int? {
+            guard let line = trace.split(separator: "\n").first(where: { $0.contains(text) }),
+                  let stamp = line.split(separator: " ").dropFirst().first?.dropLast() else { return nil }
+            return Int(stamp)
+        }
+
         /// spd-say with the server's address; `-w` waits for the message's end.
         func say(_ args: String...) throws -> ProcessResult {
             try run(["spd-say"] + args, environment: ["SPEECHD_ADDRESS": "unix_socket:\(socket)"], check: false)
@@ -158,6 +165,10 @@ struct SpeechDispatcherIntegrationTests {
               + "\(handed.count) duck(s)")
         #expect(handed.count == 1, "the music came back up between the text and the important message (\(handed.count) ducks)")
         #expect(server.trace.contains("speechd-module: message 2 stopped"), "speech-dispatcher never stopped the text message")
+        // From the module's STOP to the important message's SPEAK, as the module traced them.
+        if let stop = server.traced("message 2 stopped"), let next = server.traced("message 3: SPEAK") {
+            print("[\(TestServer.kind)] STOP of the text message to the important one's SPEAK: \((next - stop) / 1000) ms")
+        }
 
         // (d): spd-say -C stops a message; the music comes back exactly.
         let long = try server.sayInBackground("-P", "message", "A message long enough to be cancelled while it "
