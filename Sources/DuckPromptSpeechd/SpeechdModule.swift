@@ -7,9 +7,11 @@ import Glibc
 /// `SpeechdModuleProtocol`'s (DuckPromptCore): this driver reads the server's lines on standard
 /// input, feeds them to it, speaks each message as one prompt of synthesized speech
 /// (`Prompter.say`, libespeak-ng), writes the replies and the events (`701 BEGIN` at the
-/// prompt's `started`, `702 END` at its `finished`, `703 STOP` at a stop) to standard output,
-/// and stops a message with `Prompter.cancel(_:keepingDuckFor:)`, so that the message that
-/// interrupted it takes the duck over.
+/// prompt's `started`; `702 END`, or `703 STOP` after a stop, when its audio is over: played
+/// whole or faded out) to standard output, and stops a message with
+/// `Prompter.cancel(_:keepingDuckFor:)`. The server sends its next message only after that
+/// end or stop; the prompt keeps its duck for it (`DuckpromptKeepDuckMs`, played whole or
+/// stopped), so that the music does not come up between two messages.
 ///
 /// Every message gets the priority of the module's config file (`SpeechdModuleConfig`): the
 /// protocol does not carry the SSIP priority. speech-dispatcher applies its priorities itself
@@ -47,9 +49,12 @@ package final class SpeechdModule: @unchecked Sendable {
         var options = PlayOptions(config: try DuckPromptConfig.load())
         options.priority = config.priority
         self.options = options
-        prompter = try Prompter(server: server)
+        let ended = AudioEnded()
+        prompter = try Prompter(server: server, keepDuckAfterPlaying: .milliseconds(config.keepDuckMs),
+                                onAudioEnded: { id in ended.tell(id) })
         // Made before the first prompt, so that no event is missed.
         events = prompter.events()
+        ended.module = self
     }
 
     /// Answers the server's `INIT` with `399` lines saying why the module cannot start (its
@@ -150,6 +155,13 @@ package final class SpeechdModule: @unchecked Sendable {
         write(machine.spoken(message.number, accepted: true).lines)
     }
 
+    /// A prompt's audio is over (on its thread): the message's end or stop.
+    fileprivate func audioEnded(_ id: Prompter.PromptID) {
+        lock.withLock {
+            if let number = messages[id] { write(machine.ended(number).lines) }
+        }
+    }
+
     private func handle(_ event: Prompter.Event) {
         lock.withLock {
             switch event {
@@ -162,6 +174,8 @@ package final class SpeechdModule: @unchecked Sendable {
                 if case .failed(let error) = outcome {
                     StandardStreams.writeError("duckprompt speechd-module: message \(number): \(error.message)\n")
                 }
+                // Said already when its audio ended; a prompt dropped or expired in the queue
+                // never played, and ends here.
                 write(machine.ended(number).lines)
             }
         }
@@ -172,4 +186,15 @@ package final class SpeechdModule: @unchecked Sendable {
         guard !lines.isEmpty else { return }
         StandardStreams.writeOutput(lines.map { $0 + "\n" }.joined())
     }
+}
+
+/// Carries the prompter's audio-ended calls to the module, which is made after the prompter.
+private final class AudioEnded: @unchecked Sendable {
+    private let lock = Lock()
+    private weak var target: SpeechdModule?
+    var module: SpeechdModule? {
+        get { lock.withLock { target } }
+        set { lock.withLock { target = newValue } }
+    }
+    func tell(_ id: Prompter.PromptID) { module?.audioEnded(id) }
 }

@@ -83,19 +83,24 @@ struct SpeechdModuleProtocolTests {
                 (.ended(1), ["702 END"], nil),
                 (.line("QUIT"), ["210 OK QUIT"], .quit),
             ]),
-        Row(name: "STOP: 703 at once and the stop; the late end of the stopped message says nothing; the next one speaks",
+        Row(name: "STOP: the stop, 703 once faded (once), the next one speaks; the stopped one's late finish says nothing",
             steps: start + set() + speak(1, "<speak>Long text</speak>", text: "Long text") + [
                 (.began(1), ["701 BEGIN"], nil),
-                (.line("STOP"), ["703 STOP"], .stop(number: 1)),
+                (.line("STOP"), [], .stop(number: 1)),
+                (.began(1), [], nil),
+                (.line("STOP"), [], nil),
+                (.ended(1), ["703 STOP"], nil),
             ] + set(rate: 50) + speak(2, "<speak>Important</speak>", text: "Important", rate: 50) + [
                 (.ended(1), [], nil),
                 (.began(2), ["701 BEGIN"], nil),
                 (.ended(2), ["702 END"], nil),
+                (.ended(2), [], nil),
             ]),
         Row(name: "STOP while idle, and PAUSE: no reply; PAUSE of a message reports 704", steps: start + [
             (.line("STOP"), [], nil),
         ] + set() + speak(1, "<speak>x</speak>", text: "x") + [
-            (.line("PAUSE"), ["704 PAUSE"], .stop(number: 1)),
+            (.line("PAUSE"), [], .stop(number: 1)),
+            (.ended(1), ["704 PAUSE"], nil),
             (.ended(1), [], nil),
         ]),
         Row(name: "a message that could not be queued: 301, idle again", steps: start + set() + [

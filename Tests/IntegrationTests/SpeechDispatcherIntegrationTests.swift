@@ -106,19 +106,22 @@ struct SpeechDispatcherIntegrationTests {
         }
     }
 
-    /// The music's level (300 Hz on the speaker's monitor, median of 11 windows) from `from`
-    /// seconds of the recording: how many times it went down by 10 dB or more and came back
-    /// within 3 dB of where it was, and its lowest level.
+    /// The music's level (300 Hz on the speaker's monitor) from `from` seconds of the
+    /// recording: how many times it went down by 10 dB or more and came back within 3 dB of
+    /// `full`, and its lowest level. Windows in a hole of the recording (zeros: the server
+    /// dropped monitor data on a loaded machine, seen on both servers) are left out before the
+    /// median of 11 windows is taken: a hole is no level of the music.
     static func dips(_ samples: [Float], from seconds: Double, full: Double) -> (count: Int, lowest: Double) {
-        let levels = Array(Levels.medianFiltered(Levels.tone(samples, hertz: Double(Rig.musicHz)), span: 11).dropFirst(Int(seconds * 100)))
+        let windows = Array(Levels.tone(samples, hertz: Double(Rig.musicHz)).dropFirst(Int(seconds * 100)))
+        let rms = Array(Levels.rms(samples).dropFirst(Int(seconds * 100)))
+        let heard = zip(windows, rms).filter { $0.1 > -150 }.map(\.0)
+        let levels = Levels.medianFiltered(heard, span: 11)
         var count = 0, down = false
-        // A hole in the recording (zeros: the server dropped monitor data on a loaded machine,
-        // seen on PulseAudio) is no level of the music: skipped.
-        for level in levels where level > -150 {
+        for level in levels {
             if !down, level < full - 10 { down = true; count += 1 }
             if down, level > full - 3 { down = false }
         }
-        return (count, levels.filter { $0 > -150 }.min() ?? full)
+        return (count, levels.min() ?? full)
     }
 
     /// Windows of the headset's monitor with speech (broadband RMS above -45 dB) from `from` s.
@@ -126,7 +129,7 @@ struct SpeechDispatcherIntegrationTests {
         Levels.rms(samples).dropFirst(Int(seconds * 100)).filter { $0 > -45 }.count
     }
 
-    @Test("spd-say through speech-dispatcher and duckprompt's module: heard on the headset, one duck per message however many sentences, an important message takes over a text one's duck, spd-say -C stops it; the music restored exactly each time")
+    @Test("spd-say through speech-dispatcher and duckprompt's module: heard on the headset, one duck per message however many sentences, an important message takes over a text one's duck, two messages in a row share one duck, spd-say -C stops it; the music restored exactly each time")
     func speechDispatcher() throws {
         let stage = try Stage()
         let server = try Server()
@@ -169,6 +172,20 @@ struct SpeechDispatcherIntegrationTests {
         if let stop = server.traced("message 2 stopped"), let next = server.traced("message 3: SPEAK") {
             print("[\(TestServer.kind)] STOP of the text message to the important one's SPEAK: \((next - stop) / 1000) ms")
         }
+
+        // Two messages one after the other: speech-dispatcher sends the second once the first
+        // ended; the first keeps its duck for it (one duck).
+        let fourth = stage.speakerMonitor.receivedSeconds
+        let first = try server.sayInBackground("-P", "message", "First message.")
+        let queued = try server.say("-w", "-P", "message", "Second message.")
+        #expect(queued.status == 0, "spd-say: \(queued.stderr)")
+        #expect(first.wait(timeout: timeLimit(5)) == 0)
+        #expect(stage.waitRestored(), "the music is at \(String(describing: stage.musicVolume)), not restored")
+        try stage.speakerMonitor.waitForMoreAudio(seconds: 0.3)
+        let twoMessages = Self.dips(stage.speakerMonitor.samples(), from: fourth, full: full)
+        print("[\(TestServer.kind)] two messages in a row: lowest \(twoMessages.lowest) dB, \(twoMessages.count) duck(s)")
+        #expect(server.trace.contains("message 5: SPEAK"), "the second message never reached the module")
+        #expect(twoMessages.count == 1, "the music came back up between two messages (\(twoMessages.count) ducks)")
 
         // (d): spd-say -C stops a message; the music comes back exactly.
         let long = try server.sayInBackground("-P", "message", "A message long enough to be cancelled while it "

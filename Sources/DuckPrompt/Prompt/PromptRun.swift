@@ -18,14 +18,23 @@ extension DuckPrompt {
                           server: ServerOptions, control: InterruptControl, entered: QueueEntry,
                           turn: Result<RuntimeLock, any Error>? = nil,
                           reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
-                          onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) throws -> PlayReport {
+                          onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in },
+                          onAudioEnded: () -> Void = {}) throws -> PlayReport {
         let run = PromptRun(sources: sources, connection: started, options: options, server: server, control: control,
                             entered: entered, turn: turn, reconnect: reconnect, keeper: keeper, onStarted: onStarted)
         defer { run.close() }
         var lifecycle = PromptLifecycle()
         var action = lifecycle.start()
+        var audioOver = false
         while true {
             DebugTrace.write("prompt: \(action)")
+            // The prompt's audio is over (played whole, faded out, stopped or failed before it
+            // played) once the lifecycle turns to its volume and its duck: told once, before
+            // the duck is handed over or released.
+            if !audioOver, action.endsAudio {
+                audioOver = true
+                onAudioEnded()
+            }
             if case .end(let ending) = action { return try run.end(ending) }
             let event: PromptLifecycle.Event
             do { event = try run.perform(action) } catch { event = .failed(PromptRun.failure(of: error)) }
@@ -221,12 +230,13 @@ final class PromptRun {
                 keptFrames = last.framesWritten
                 keeper.keep(last)
             }
-            // A cancel that keeps the duck hands it over as if the next prompt waited already.
-            let keeps = control.isCancelled && control.duckKept != nil
+            // A prompt that keeps its duck (a cancel that keeps it, or a held prompter's
+            // `keepDuckAfterPlaying`) hands it over as if the next prompt waited already.
+            let keeps = control.duckKept != nil
             return .queueChecked(anotherWaits: keeps || anotherPromptWaits(store: store, ticket: ticket))
         case .handOver:
             guard let lock else { return .handedOver(false) }
-            let keepFor = control.isCancelled ? control.duckKept ?? .zero : .zero
+            let keepFor = control.duckKept ?? .zero
             switch handOver(duck, store: store, ticket: ticket, lock: lock, keepFor: keepFor) {
             case .handedOver:
                 handedOver = true

@@ -108,6 +108,15 @@ public final class Prompter: Sendable {
     }
 
     private let server: ServerOptions
+    /// How long a prompt played whole keeps its duck for the next prompt (nil: not kept, the
+    /// default): speech-dispatcher's module, which reports a message's end when its audio
+    /// ended and gets the next message only then, keeps it 300 ms, so that the music does not
+    /// come up between messages. Set once, before the first prompt.
+    package let keepDuckAfterPlaying: Duration?
+    /// Told when a prompt's audio is over (played whole, faded out, or not played at all),
+    /// before its duck is handed over or released, on the prompt's thread: it must not wait.
+    /// Its `finished` event comes once the duck was adopted or released.
+    package let onAudioEnded: (@Sendable (PromptID) -> Void)?
     /// The connection kept up, and the stream kept ready between prompts; nil for a prompter
     /// held for one prompt.
     private let held: HeldConnection?
@@ -126,10 +135,24 @@ public final class Prompter: Sendable {
         try self.init(server: server, connection: PulseConnection(server, waitingUntilReady: false), held: true)
     }
 
+    /// A held prompter whose prompts played whole keep their duck `keepDuckAfterPlaying` for
+    /// the next one, and that tells `onAudioEnded` when each prompt's audio is over
+    /// (speech-dispatcher's module).
+    /// - Throws: what `init(server:)` throws.
+    package convenience init(server: ServerOptions, keepDuckAfterPlaying: Duration?,
+                             onAudioEnded: @escaping @Sendable (PromptID) -> Void) throws {
+        try self.init(server: server, connection: PulseConnection(server, waitingUntilReady: false), held: true,
+                      keepDuckAfterPlaying: keepDuckAfterPlaying, onAudioEnded: onAudioEnded)
+    }
+
     /// A prompter on a connection begun already (the one-shot `DuckPrompt.play` starts it
     /// before opening its files, and keeps no stream ready: its process ends after the prompt).
-    init(server: ServerOptions, connection: PulseConnection, held: Bool = false) {
+    init(server: ServerOptions, connection: PulseConnection, held: Bool = false,
+         keepDuckAfterPlaying: Duration? = nil, onAudioEnded: (@Sendable (PromptID) -> Void)? = nil) {
         self.server = server
+        // Zero keeps nothing.
+        self.keepDuckAfterPlaying = keepDuckAfterPlaying.flatMap { $0 > .zero ? min($0, Self.maxDuckKeep) : nil }
+        self.onAudioEnded = onAudioEnded
         // Held: the copy of the server a prompt routes from is filled once the handshake is
         // done (a prompt that comes first reads the server itself), and the connection is
         // made again when the server comes back.
@@ -170,7 +193,7 @@ public final class Prompter: Sendable {
     package func play(_ sources: [any PromptSource], options: PlayOptions, dropAtCall: Bool) throws -> PromptID {
         guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
         let name = sources.first?.name ?? ""
-        let control = InterruptControl()
+        let control = InterruptControl(keepAfterPlaying: keepDuckAfterPlaying)
         // Under the lock: ids, and places in the queue, in call order.
         let (id, entered) = try lock.withLock { () throws -> (PromptID, Result<QueueEntry, DuckPromptError>) in
             guard !state.closed else { throw DuckPromptError(.usage, "the prompter is closed") }
@@ -256,14 +279,16 @@ public final class Prompter: Sendable {
     /// after `cancel(_:)`. For a caller that stops a prompt to say another at once
     /// (speech-dispatcher's module stops a message, then gets the one that interrupts it).
     /// It finishes `.cancelled` once the next prompt took the duck (at its turn, before it is
-    /// routed) or the duck was released. `keep` is clamped to `0...maxDuckKeep`.
+    /// routed) or the duck was released. `keep` is clamped to `0...maxDuckKeep`; 0 is
+    /// `cancel(_:)`.
     public func cancel(_ id: PromptID, keepingDuckFor keep: Duration) {
         let bounded = min(max(keep, .zero), Self.maxDuckKeep)
-        lock.withLock { state.controls[id] }?.cancel(keepingDuckFor: bounded)
+        guard let control = lock.withLock({ state.controls[id] }) else { return }
+        if bounded > .zero { control.cancel(keepingDuckFor: bounded) } else { control.cancel() }
     }
 
-    /// The longest a cancelled prompt keeps its duck for the next one (`cancel(_:keepingDuckFor:)`):
-    /// 1 s.
+    /// The longest a prompt keeps its duck for the next one (`cancel(_:keepingDuckFor:)`, and a
+    /// held prompter's keeping after a prompt played whole): 1 s.
     public static let maxDuckKeep: Duration = .seconds(1)
 
     /// Cancels every prompt (`cancel(_:)`), refuses new ones and closes the kept stream
@@ -368,6 +393,8 @@ public final class Prompter: Sendable {
                                         keeper: held?.keeper, onStarted: { [self] route, preRoll in
             guard let id else { return }
             emit(.started(id, Start(sink: route.sink.name, kind: route.classification.kind, preRollMs: preRoll)))
+        }, onAudioEnded: { [onAudioEnded] in
+            if let id { onAudioEnded?(id) }
         })
     }
 

@@ -68,20 +68,28 @@ final class InterruptControl: @unchecked Sendable {
         if let connection { interrupt(connection, shared: shared) }
     }
 
-    /// How long a cancelled prompt keeps its duck for the next prompt (`cancel(keepingDuckFor:)`);
-    /// nil: released at once unless another prompt waits.
-    var duckKept: Duration? { lock.withLock { keepDuck } }
+    /// How long the prompt keeps its duck for the next prompt once its audio is over: after a
+    /// `cancel(keepingDuckFor:)`, that time (nil after a plain `cancel()`); else (played whole,
+    /// or stopped by a newer prompt, which waits already) `keepAfterPlaying`. Nil: handed over
+    /// only to a prompt that waits already, else released.
+    var duckKept: Duration? { lock.withLock { cancelled ? keepDuck : keepAfterPlaying } }
     private var keepDuck: Duration?
+    /// How long a prompt played whole keeps its duck for the next one (the held prompter's
+    /// `keepDuckAfterPlaying`); nil: not kept.
+    private let keepAfterPlaying: Duration?
+
+    init(keepAfterPlaying: Duration? = nil) { self.keepAfterPlaying = keepAfterPlaying }
 
     /// `cancel()`, keeping the duck for a prompt that comes within `keep`
     /// (`Prompter.cancel(_:keepingDuckFor:)`).
-    func cancel(keepingDuckFor keep: Duration) {
-        lock.withLock { keepDuck = keep }
-        cancel()
-    }
+    func cancel(keepingDuckFor keep: Duration) { cancel(keeping: keep) }
 
-    func cancel() {
+    func cancel() { cancel(keeping: nil) }
+
+    private func cancel(keeping keep: Duration?) {
         let (connection, shared, wake) = lock.withLock { () -> (PulseConnection?, Bool, WakePipe?) in
+            // The first cancel says whether the duck is kept.
+            if !cancelled { keepDuck = keep }
             cancelled = true
             return (self.connection, self.shared, self.wake)
         }

@@ -373,3 +373,16 @@ package struct PromptLifecycle: Sendable, Equatable {
         return .end(ending)
     }
 }
+
+extension PromptLifecycle.Action {
+    /// Whether the prompt's audio is over by this action: the steps after the last part (its
+    /// own volume set back, the queue checked, the duck handed over, released, confirmed) and
+    /// the end. The first such action of a prompt is where its audio ended (played whole,
+    /// faded out, stopped during the attack, failed).
+    package var endsAudio: Bool {
+        switch self {
+        case .restorePromptVolume, .checkQueue, .handOver, .release, .finishDuck, .end: true
+        case .waitTurn, .route, .openStream, .readyStream, .startStream, .rampDown, .hold, .fadeOut: false
+        }
+    }
+}

@@ -15,7 +15,9 @@
 /// MESSAGE`, the text (SSML) in lines, a line that starts with a dot sent with one more, ended by
 /// a lone `.`; `200 OK SPEAKING` (or `301 ERROR CANT SPEAK`). Then the events: `701 BEGIN`,
 /// `702 END`, or `703 STOP` after `STOP` (`704 PAUSE` after `PAUSE`); the server speaks its next
-/// message only after the end or stop of this one. `STOP` and `PAUSE` get no reply; `QUIT`
+/// message only after the end or stop of this one (speaking.c, `is_sb_speaking`), so both are
+/// reported as soon as the prompt's audio is over (played, or faded out), before its duck is
+/// handed over or released. `STOP` and `PAUSE` get no reply; `QUIT`
 /// gets `210 OK QUIT`. The server does not say the message's SSIP priority.
 package struct SpeechdModuleProtocol: Sendable, Equatable {
     /// Something to speak.
@@ -40,8 +42,8 @@ package struct SpeechdModuleProtocol: Sendable, Equatable {
     package enum Action: Sendable, Equatable {
         /// Start speaking `message` (the module's prompter), then report `spoken(_:accepted:)`.
         case speak(Message)
-        /// Stop message `number` (`Prompter.cancel(_:keepingDuckFor:)`); `703 STOP` has been
-        /// written already.
+        /// Stop message `number` (`Prompter.cancel(_:keepingDuckFor:)`); `703 STOP` follows
+        /// when its audio is over (`ended`).
         case stop(number: Int)
         /// Exit: the server said `QUIT` (`210 OK QUIT` written), or its standard input ended.
         case quit
@@ -81,6 +83,8 @@ package struct SpeechdModuleProtocol: Sendable, Equatable {
         case idle
         /// Message `number` is being spoken: `began` it (701) or not yet.
         case speaking(number: Int, begun: Bool)
+        /// Message `number` was stopped (`STOP`, or `PAUSE`: `paused`) and fades out.
+        case stopping(number: Int, paused: Bool)
     }
 
     private(set) var reading: Reading = .starting
@@ -88,8 +92,6 @@ package struct SpeechdModuleProtocol: Sendable, Equatable {
     /// The settings the next message is spoken with: each `SET` block changes them.
     package private(set) var settings = SpeechdSettings()
     private var lastNumber = 0
-    /// The message the server's last `PAUSE` stopped: `704 PAUSE`, not `703 STOP`, is its end.
-    private var pausing: Int?
 
     /// The greeting's first line (`299-…`): what the module says of itself.
     package let greeting: String
@@ -217,17 +219,16 @@ package struct SpeechdModuleProtocol: Sendable, Equatable {
         lastNumber += 1
         let message = Message(number: lastNumber, kind: kind, text: text, settings: settings)
         speaking = .speaking(number: lastNumber, begun: false)
-        pausing = nil
         // The reply (200 or 301) comes once the driver has tried: `spoken(_:accepted:)`.
         return Output(action: .speak(message))
     }
 
     private mutating func stop(pause: Bool) -> Output {
         guard case .speaking(let number, _) = speaking else { return Output() }
-        speaking = .idle
-        // Reported at once: the server sends the next message only after it, and that one waits
-        // in duckprompt's queue behind the fading prompt and takes its duck over.
-        return Output(lines: [pause ? "704 PAUSE" : "703 STOP"], action: .stop(number: number))
+        speaking = .stopping(number: number, paused: pause)
+        // Reported when the fade is over (`ended`): the server then sends the next message,
+        // which takes the duck the stopped prompt keeps for it.
+        return Output(action: .stop(number: number))
     }
 
     private func debug(_ line: String) -> Output {
@@ -260,13 +261,21 @@ package struct SpeechdModuleProtocol: Sendable, Equatable {
         return Output(lines: ["701 BEGIN"])
     }
 
-    /// Message `number` ended by itself (played whole, or failed, dropped or expired in
-    /// duckprompt's queue): `702 END`, also for one that never began (the server waits for
-    /// an end in any case). Nothing for a message stopped already (its `703 STOP` was sent) or
-    /// an older one.
+    /// Message `number`'s audio is over: played whole (or failed, dropped or expired in
+    /// duckprompt's queue): `702 END`, also for one that never began (the server waits for an
+    /// end in any case); stopped: `703 STOP` (`704 PAUSE`) once it faded out. Said once: nothing
+    /// for a message already ended or an older one (the driver reports both the audio's end and
+    /// the prompt's).
     package mutating func ended(_ number: Int) -> Output {
-        guard case .speaking(number, _) = speaking else { return Output() }
-        speaking = .idle
-        return Output(lines: ["702 END"])
+        switch speaking {
+        case .speaking(number, _):
+            speaking = .idle
+            return Output(lines: ["702 END"])
+        case .stopping(number, let paused):
+            speaking = .idle
+            return Output(lines: [paused ? "704 PAUSE" : "703 STOP"])
+        default:
+            return Output()
+        }
     }
 }
