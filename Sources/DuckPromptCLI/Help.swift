@@ -263,16 +263,16 @@ enum Help {
     each message is one prompt of speech synthesized by libespeak-ng, ducked and restored as
     say does, through one held prompter. speech-dispatcher starts it as sd_duckprompt
     (AddModule "duckprompt" "sd_duckprompt" "duckprompt.conf"); not for use by hand. A stopped
-    message fades out in 50 ms and hands its duck to the next one. Every message gets the
-    priority of the config file (the protocol does not tell a module a message's priority).
+    message fades out in 50 ms; a message keeps its duck for the next one. Every message gets
+    the priority of the config file (the protocol does not tell a module a message's priority).
 
     USAGE: duckprompt speechd-module [CONF] [options]
 
     ARGUMENTS:
       CONF                    The module's config file, as speech-dispatcher passes it:
                               DuckpromptPriority PRIORITY (default message) and
-                              DuckpromptKeepDuckMs MS (how long a stopped message keeps the
-                              duck for the next one; default 300, 0 to 1000).
+                              DuckpromptKeepDuckMs MS (how long a message, ended or stopped,
+                              keeps the duck for the next one; default 300, 0 to 1000).
 
     OPTIONS:
     \(common)

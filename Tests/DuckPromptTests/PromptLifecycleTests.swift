@@ -397,4 +397,17 @@ struct PromptLifecycleTests {
         }
         Issue.record("seed \(seed): no end after 100 steps (last action \(action))")
     }
+
+    @Test("The prompt's audio is over at the first step after its last part: its own volume, the queue, the handover, the release, the end")
+    func audioEnds() {
+        let over: [Action] = [.restorePromptVolume, .checkQueue, .handOver, .release, .finishDuck, .end(.cancelled)]
+        let playing: [Action] = [.waitTurn, .route, .openStream(part: 0, corked: true), .readyStream(part: 0),
+                                 .startStream(part: 0), .rampDown, .hold(part: 0), .fadeOut(part: 0)]
+        #expect(over.filter { !$0.endsAudio }.isEmpty)
+        #expect(playing.filter { $0.endsAudio }.isEmpty)
+        // Along a played prompt's steps, the first such action comes right after the drain.
+        let steps = Self.plainStart + [(Event.drained(part: 0), Action.checkQueue)]
+        let first = steps.firstIndex { $0.1.endsAudio }
+        #expect(first == steps.count - 1)
+    }
 }

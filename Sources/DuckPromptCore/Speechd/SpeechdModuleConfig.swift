@@ -15,8 +15,9 @@
 package struct SpeechdModuleConfig: Sendable, Equatable {
     /// The priority of every message in duckprompt's queue (default `message`).
     package var priority: PromptPriority = .message
-    /// How long a stopped message keeps its duck for the next one, in ms (default 300, at most
-    /// 1000): speech-dispatcher stops a message, then sends the one that interrupted it.
+    /// How long a message keeps its duck for the next one once its audio is over (played or
+    /// stopped), in ms (default 300, at most 1000; 0: not kept): speech-dispatcher sends the
+    /// next message only after the end or stop of this one.
     package var keepDuckMs = 300
 
     package init() {}
