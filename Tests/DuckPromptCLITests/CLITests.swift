@@ -155,6 +155,19 @@ struct UsageRunTests {
         expectError(try Binary.run(arguments), status: 64)
     }
 
+    @Test("speechd-module with a bad config file answers speech-dispatcher's INIT with 399 naming the line, and exits 78")
+    func speechdModuleBadConfig() throws {
+        let dir = try Scratch()
+        let conf = dir.path("duckprompt.conf"), input = dir.path("input")
+        try "# ours\nDuckpromptPriority urgent\n".write(toFile: conf, atomically: true, encoding: .utf8)
+        try "INIT\n".write(toFile: input, atomically: true, encoding: .utf8)
+        let run = try Binary.run(["speechd-module", conf], input: try #require(FileHandle(forReadingAtPath: input)))
+        let message = "\(conf):2: DuckpromptPriority must be important, message, text, notification or progress, not 'urgent'"
+        #expect(run.status == 78, "\(run)")
+        #expect(run.stdout == "399-\(message)\n399 ERR CANT INIT MODULE\n", "\(run)")
+        #expect(run.stderr == "duckprompt: \(message)\n", "\(run)")
+    }
+
     @Test("messages say what was wrong")
     func messages() throws {
         #expect(try Binary.run([]).stderr.contains("missing subcommand"))
