@@ -12,9 +12,13 @@ enum Report {
         8: "8. An idle prompter and an idle service over 60 s, beside `duckprompt devices --watch`",
         9: "9. The D-Bus service (`duckprompt serve`): Play → first prompt sample on the monitor, and Play → PromptFinished, "
             + "beside paplay's exec → first sample and exec → exit (ms)",
+        10: "10. A navigation app's spoken instruction → its first sample on the monitor, through duckprompt and through "
+            + "the app's own default audio output (ms)",
     ]
     static let rowOrder = ["duckprompt --duck 0dB", "duckprompt", "paplay", ServerBench.anchor, "pw-play"]
     static let heldRowOrder = [ServerBench.heldZero, ServerBench.heldDuck, ServerBench.heldCold, "paplay", ServerBench.anchor]
+    static let spokenRowOrder = [ServerBench.navitDuckprompt, ServerBench.navitEspeak, ServerBench.speechdDuckprompt,
+                                 ServerBench.speechdEspeak, ServerBench.spokenAnchor]
     static let serviceRowOrder = [ServerBench.serviceZero, ServerBench.serviceDuck, ServerBench.serviceCold, "paplay", ServerBench.anchor]
 
     static let method = [
@@ -107,6 +111,21 @@ enum Report {
             + "0.0 ≤ 0.5 × paplay's median, and with the default duck ≤ 0.5 × paplay + attack (200 ms) + 20 ms, as in "
             + "figure 7; and the time beyond the prompt's own 50 ms, Play → PromptFinished − 50 ms with duck 0.0, ≤ 0.5 × "
             + "(paplay's exec → exit − 50 ms), from the medians.",
+        "- Figure 10: the instruction \"In 200 metres, turn left\", spoken by libespeak-ng on `speaker` along four "
+            + "paths, taking turns as in figures 1 to 3 (150 ms apart, each run waiting for 300 ms of recording past its "
+            + "end; each path's first run not counted). Navit's `cmdline` speech runs one command per instruction, as "
+            + "Navit runs it (one argv, no shell; Navit's own fork and exec are not included): `duckprompt say "
+            + "--priority message --exit-with-parent -d speaker TEXT` (Docs/examples/navit), or `espeak-ng TEXT`, "
+            + "which plays through its own PulseAudio output; start = the instant before `posix_spawnp`. "
+            + "speech-dispatcher: two daemons of the bench's own (`speech-dispatcher -s`, one output module each: "
+            + "`sd_duckprompt` running `duckprompt speechd-module`, or its own `sd_espeak-ng` with `AudioOutputMethod "
+            + "pulse`), and `spd-say -w TEXT` against each (as Navit's speech_dispatcher backend, Pure Maps or a "
+            + "screen reader reach it); start = the instant before `spd-say` is spawned. `PULSE_SINK=speaker` for "
+            + "espeak-ng and the daemons. First sample: the first sample-to-sample step above 0.02 on "
+            + "`speaker.monitor`, placed as in figures 1 and 2. × is the ratio to `paplay -d speaker` of the same "
+            + "speech as a WAV (written by `espeak-ng -w`) in the same round: the cost of synthesis and of each "
+            + "path's handoffs. \"With music\" as in figure 1: duckprompt's paths duck it before the first sample "
+            + "(the 200 ms attack), espeak-ng's speak over it.",
         "- Figure 6: the sinks of every fixture dump under `Tests/DuckPromptTests/Fixtures` (pactl text and JSON, "
             + "pacmd, pw-dump, localised), repeated and renamed to 10 000 sinks in one snapshot, classified and routed "
             + "by `DeviceListing(snapshot:)`; and the pactl text fixtures repeated (renumbered) to a 10 MiB dump read "
@@ -210,6 +229,11 @@ enum Report {
             lines += ["### " + figureTitles[9]!, ""]
             lines += table(r, figure: 9, columns: scenarios + scenarios.map(ServerBench.endColumn), ratioLabel: "× paplay",
                            order: serviceRowOrder) + [""]
+        }
+        if r.series.contains(where: { $0.figure == 10 }) {
+            lines += ["### " + figureTitles[10]!, ""]
+            lines += table(r, figure: 10, columns: [ServerBench.idle, ServerBench.music], ratioLabel: "× paplay of the speech",
+                           order: spokenRowOrder) + [""]
         }
         if !r.notes.isEmpty { lines += ["Notes:"] + r.notes.map { "- \($0)" } + [""] }
         return lines
