@@ -61,6 +61,20 @@ final class ServerBench {
         _ = try? Child.run(anchor.command)
     }
 
+    /// Runs every tool to its end `runs` times, a round each, the order rotated every round so
+    /// that no tool always follows the same one; 150 ms apart, the recording (if any) cleared
+    /// before each run. `body` gets the tool and its run.
+    func eachRun(of tools: [Tool], recorder: BenchProbe?, _ body: (Tool, ChildRun) throws -> Void) throws {
+        for round in 0..<runs {
+            for i in 0..<tools.count {
+                let tool = tools[(i + round) % tools.count]
+                recorder?.clearRecording()
+                pause(ms: 150)
+                try body(tool, try Child.run(tool.command))
+            }
+        }
+    }
+
     func log(_ text: String) {
         FileHandle.standardError.write(Data("duckprompt-bench[\(kind)]: \(text)\n".utf8))
     }
@@ -123,30 +137,24 @@ final class ServerBench {
             var start: Rounds = [:], end: Rounds = [:], wall: Rounds = [:]
             let tools = tools(playing: blip)
             warmUp(tools)
-            for round in 0..<runs {
-                for i in 0..<tools.count {
-                    let tool = tools[(i + round) % tools.count]
-                    recorder.clearRecording()
-                    pause(ms: 150)
-                    let run = try Child.run(tool.command)
-                    let heard = recorder.heardPrompt(started: run.started, ended: run.exited)
-                    var s = Double.nan, e = Double.nan
-                    if run.status != 0 {
-                        note("\(tool.name) exited \(run.status) (\(scenario)): \(run.stderr)")
-                    } else if let heard {
-                        s = (Double(heard.first) - Double(run.started)) / 1e6
-                        e = (Double(run.exited) - Double(heard.last)) / 1e6
-                    } else {
-                        note("\(tool.name): no blip found on \(sink).monitor in one run (\(scenario))")
-                    }
-                    start[tool.name, default: []].append(s)
-                    end[tool.name, default: []].append(e)
-                    wall[tool.name, default: []].append(run.status == 0 ? run.wallSeconds : .nan)
-                    if let heard {
-                        if let c = heard.correctionMs { corrections.append(c) } else { untimed += 1 }
-                    }
-                    log("\(scenario) \(tool.name): start \(format(s, "ms")) ms, end \(format(e, "ms")) ms, wall \(format(run.wallSeconds, "s")) s")
+            try eachRun(of: tools, recorder: recorder) { tool, run in
+                let heard = recorder.heardPrompt(started: run.started, ended: run.exited)
+                var s = Double.nan, e = Double.nan
+                if run.status != 0 {
+                    note("\(tool.name) exited \(run.status) (\(scenario)): \(run.stderr)")
+                } else if let heard {
+                    s = (Double(heard.first) - Double(run.started)) / 1e6
+                    e = (Double(run.exited) - Double(heard.last)) / 1e6
+                } else {
+                    note("\(tool.name): no blip found on \(sink).monitor in one run (\(scenario))")
                 }
+                start[tool.name, default: []].append(s)
+                end[tool.name, default: []].append(e)
+                wall[tool.name, default: []].append(run.status == 0 ? run.wallSeconds : .nan)
+                if let heard {
+                    if let c = heard.correctionMs { corrections.append(c) } else { untimed += 1 }
+                }
+                log("\(scenario) \(tool.name): start \(format(s, "ms")) ms, end \(format(e, "ms")) ms, wall \(format(run.wallSeconds, "s")) s")
             }
             add(1, scenario, "ms", start)
             add(2, scenario, "ms", end)
@@ -164,15 +172,10 @@ final class ServerBench {
             var wall: Rounds = [:]
             let tools = tools(playing: blip)
             warmUp(tools)
-            for round in 0..<runs {
-                for i in 0..<tools.count {
-                    let tool = tools[(i + round) % tools.count]
-                    pause(ms: 150)
-                    let run = try Child.run(tool.command)
-                    if run.status != 0 { note("\(tool.name) exited \(run.status) (\(scenario)): \(run.stderr)") }
-                    wall[tool.name, default: []].append(run.status == 0 ? run.wallSeconds : .nan)
-                    log("wall \(scenario) \(tool.name): \(format(run.wallSeconds, "s")) s")
-                }
+            try eachRun(of: tools, recorder: nil) { tool, run in
+                if run.status != 0 { note("\(tool.name) exited \(run.status) (\(scenario)): \(run.stderr)") }
+                wall[tool.name, default: []].append(run.status == 0 ? run.wallSeconds : .nan)
+                log("wall \(scenario) \(tool.name): \(format(run.wallSeconds, "s")) s")
             }
             add(3, scenario, "s", wall)
             music?.stopTones()

@@ -48,23 +48,17 @@ extension ServerBench {
         for scenario in [Self.idle, Self.music] {
             let music = scenario == Self.music ? try startMusic() : nil
             var start: Rounds = [:]
-            for round in 0..<runs {
-                for i in 0..<tools.count {
-                    let tool = tools[(i + round) % tools.count]
-                    recorder.clearRecording()
-                    pause(ms: 150)
-                    let run = try Child.run(tool.command)
-                    var s = Double.nan
-                    if run.status != 0 {
-                        note("\(tool.name) exited \(run.status) (\(scenario)): \(run.stderr)")
-                    } else if let heard = recorder.heardPrompt(started: run.started, ended: run.exited) {
-                        s = (Double(heard.first) - Double(run.started)) / 1e6
-                    } else {
-                        note("\(tool.name): no speech found on \(sink).monitor in one run (\(scenario))")
-                    }
-                    start[tool.name, default: []].append(s)
-                    log("spoken \(scenario) \(tool.name): first sample \(format(s, "ms")) ms")
+            try eachRun(of: tools, recorder: recorder) { tool, run in
+                var s = Double.nan
+                if run.status != 0 {
+                    note("\(tool.name) exited \(run.status) (\(scenario)): \(run.stderr)")
+                } else if let heard = recorder.heardPrompt(started: run.started, ended: run.exited) {
+                    s = (Double(heard.first) - Double(run.started)) / 1e6
+                } else {
+                    note("\(tool.name): no speech found on \(sink).monitor in one run (\(scenario))")
                 }
+                start[tool.name, default: []].append(s)
+                log("spoken \(scenario) \(tool.name): first sample \(format(s, "ms")) ms")
             }
             add(10, scenario, "ms", start, anchor: Self.spokenAnchor)
             music?.stopTones()
