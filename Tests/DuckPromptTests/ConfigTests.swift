@@ -225,7 +225,7 @@ struct ConfigTests {
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         switch kind {
         case "large": // 50 MB of invalid JSON took 15 s and 1.3 GB before it was refused
-            FileManager.default.createFile(atPath: file.path, contents: nil)
+            #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
             #expect(truncate(file.path, 50_000_000) == 0)
         case "fifo": #expect(mkfifo(file.path, 0o600) == 0)
         default: try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "/dev/zero")
