@@ -4,71 +4,13 @@ import DuckPromptTestSupport
 import Foundation
 import Testing
 
-/// Real speech-dispatcher 0.11 (`speech-dispatcher -s` as the user, a config dir of its own whose
-/// only module is duckprompt's, started through an `sd_duckprompt` wrapper as the package
-/// installs it) and spd-say clients, on a rig: music on the built-in speaker, a Bluetooth
+/// Real speech-dispatcher 0.11 (`SpeechDispatcherServer`: `speech-dispatcher -s` as the user, a
+/// config dir of its own whose only module is duckprompt's) and spd-say clients, on a rig: music on the built-in speaker, a Bluetooth
 /// headset the prompts go to. What a listener would observe: the speech on the headset's monitor,
 /// the music's level on the speaker's monitor and its volume as pactl shows it.
 @Suite(.serialized)
 struct SpeechDispatcherIntegrationTests {
     static let musicVolume = 50000
-
-    /// A running speech-dispatcher with only the duckprompt module; stopped with the value.
-    final class Server {
-        let scratch: Scratch
-        let process: Background
-        let socket: String
-
-        init() throws {
-            scratch = try Scratch()
-            let conf = scratch.path("conf"), logs = scratch.path("logs")
-            for dir in [conf, conf + "/modules", logs] {
-                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            }
-            // The wrapper as share/speech-dispatcher/sd_duckprompt is, naming the built binary.
-            let wrapper = scratch.path("sd_duckprompt")
-            try "#!/bin/sh\nexec '\(duckpromptBinary)' speechd-module \"$@\"\n".write(toFile: wrapper, atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper)
-            try """
-            AddModule "duckprompt" "\(wrapper)" "duckprompt.conf"
-            DefaultModule duckprompt
-
-            """.write(toFile: conf + "/speechd.conf", atomically: true, encoding: .utf8)
-            try "DuckpromptPriority message\nDuckpromptKeepDuckMs 300\n"
-                .write(toFile: conf + "/modules/duckprompt.conf", atomically: true, encoding: .utf8)
-            socket = scratch.path("speechd.sock")
-            // The module's trace (DUCKPROMPT_DEBUG), its standard error, goes to LOGDIR/duckprompt.log.
-            process = try Background(["speech-dispatcher", "-s", "-t", "0", "-C", conf, "-L", logs, "-P", scratch.path("pid"),
-                                      "-c", "unix_socket", "-S", socket], environment: ["DUCKPROMPT_DEBUG": "1"],
-                                     captureStderr: true)
-            // Its log says when the module answered INIT and the socket is open.
-            guard eventually(timeout: timeLimit(10), { FileManager.default.fileExists(atPath: self.socket) }) else {
-                throw TestFailure("speech-dispatcher did not open \(socket): \(String(decoding: process.bytes, as: UTF8.self))")
-            }
-        }
-
-        /// What the module traced so far (the server sends a module's standard error to
-        /// LOGDIR/NAME.log).
-        var trace: String { (try? String(contentsOfFile: scratch.path("logs/duckprompt.log"), encoding: .utf8)) ?? "" }
-
-        /// When the module traced a line containing `text` (µs since the epoch).
-        func traced(_ text: String) -> Int? {
-            guard let line = trace.split(separator: "\n").first(where: { $0.contains(text) }),
-                  let stamp = line.split(separator: " ").dropFirst().first?.dropLast() else { return nil }
-            return Int(stamp)
-        }
-
-        /// spd-say with the server's address; `-w` waits for the message's end.
-        func say(_ args: String...) throws -> ProcessResult {
-            try run(["spd-say"] + args, environment: ["SPEECHD_ADDRESS": "unix_socket:\(socket)"], check: false)
-        }
-
-        func sayInBackground(_ args: String...) throws -> Background {
-            try Background(["spd-say"] + args, environment: ["SPEECHD_ADDRESS": "unix_socket:\(socket)"], captureStderr: true)
-        }
-
-        deinit { _ = process.stop() }
-    }
 
     /// A rig with music on the speaker and a Bluetooth headset (the route); recorders on both
     /// monitors.
@@ -132,7 +74,7 @@ struct SpeechDispatcherIntegrationTests {
     @Test("spd-say through speech-dispatcher and duckprompt's module: heard on the headset, one duck per message however many sentences, an important message takes over a text one's duck, two messages in a row share one duck, spd-say -C stops it; the music restored exactly each time")
     func speechDispatcher() throws {
         let stage = try Stage()
-        let server = try Server()
+        let server = try SpeechDispatcherServer()
         // The music's level before any prompt: what "back up" means.
         let full = Levels.median(Levels.tone(stage.speakerMonitor.samples(), hertz: Double(Rig.musicHz)).suffix(40))
 
