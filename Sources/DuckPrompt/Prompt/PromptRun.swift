@@ -223,6 +223,7 @@ final class PromptRun {
             let playing = stream(part)
             let done = try duck.run(toGain: nil, until: { playing.drainedLocked }, stop: stopRequested,
                                     deadline: deadline, what: "playing the prompt")
+            if done { try playing.checkPlayedThrough() }
             if done, part == groups.count - 1 { checkAudible(playing) }
             return done ? .drained(part: part) : .stopped(stopCause)
         case .fadeOut(let part):

@@ -455,7 +455,7 @@ final class PromptStream: @unchecked Sendable {
     func confirmPlaying(stop: () -> Bool) throws -> Bool {
         let started = ContinuousClock.now
         while true {
-            let (parked, read) = try connection.withLock { (box.parkedReadIndex, try readIndexLocked()) }
+            let (parked, read) = try connection.withLock { (box.parkedReadIndex, try indexesLocked().read) }
             let elapsed = Int((ContinuousClock.now - started).seconds * 1000)
             switch KeptStreamStart.verdict(parkedReadIndex: parked, readIndex: read, elapsedMs: elapsed) {
             case .playing:
@@ -472,20 +472,36 @@ final class PromptStream: @unchecked Sendable {
         }
     }
 
-    /// The server's read index of the stream now, in bytes (nil when it cannot say). Lock held.
+    /// The server's read and write indexes of the stream now, in bytes (nil when it cannot
+    /// say). Lock held.
     /// - Throws: `.unavailable` when the server does not answer or the connection is lost.
-    private func readIndexLocked() throws -> Int64? {
+    private func indexesLocked() throws -> (read: Int64?, write: Int64?) {
         box.lastReadIndex = nil
+        box.lastWriteIndex = nil
         let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
             let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
-            if success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee,
-               info.read_index_corrupt == 0 {
-                box.lastReadIndex = info.read_index
+            if success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee {
+                box.lastReadIndex = info.read_index_corrupt == 0 ? info.read_index : nil
+                box.lastWriteIndex = info.write_index_corrupt == 0 ? info.write_index : nil
             }
             pa_threaded_mainloop_signal(box.mainloop, 0)
         }, Unmanaged.passUnretained(box).toOpaque())
         try connection.waitLocked(for: op, what: "reading where the prompt stream stands")
-        return box.lastReadIndex
+        return (box.lastReadIndex, box.lastWriteIndex)
+    }
+
+    /// After its drain was acknowledged: checks that the server took every byte written to
+    /// the stream (`DrainCheck`), so that a prompt it did not play whole is never reported
+    /// played.
+    /// - Throws: `.unavailable` when it did not (naming the bytes taken and written), when the
+    ///   server does not answer, or when the connection is lost.
+    /// libpulse: `pa_stream_update_timing_info`, `pa_stream_get_timing_info`.
+    func checkPlayedThrough() throws {
+        let (read, write) = try connection.withLock { try indexesLocked() }
+        DebugTrace.write("drained: read index \(read.map(String.init) ?? "?"), write index \(write.map(String.init) ?? "?")")
+        guard !DrainCheck.tookEverything(readIndex: read, writeIndex: write), let read, let write else { return }
+        throw DuckPromptError(.unavailable, "the sound server at \(connection.serverDescription) said the prompt "
+            + "had played, but had taken only \(read) of its \(write) bytes")
     }
 
     /// A new stream of this one's shape, sink and properties, for the prompt this kept stream

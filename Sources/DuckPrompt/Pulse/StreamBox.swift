@@ -28,8 +28,10 @@ final class StreamBox: @unchecked Sendable {
     /// The server's read index of the stream once it was parked, in bytes (`park()`); nil
     /// until the server said, or when it could not.
     var parkedReadIndex: Int64? = nil
-    /// The read index of the last timing answer (`PromptStream.readIndexLocked()`).
+    /// The read and write indexes of the last timing answer (`PromptStream.indexesLocked()`),
+    /// in bytes; nil when the server could not say.
     var lastReadIndex: Int64? = nil
+    var lastWriteIndex: Int64? = nil
 
     /// Calls `onAudio` (once) when the stream plays and has been handed its first frame past
     /// `audioFrom`. Lock held.
