@@ -104,6 +104,9 @@ final class PromptRun {
     private var holdsMirror = false
     /// The frames of the stream given to `keeper` (no longer in `streams`).
     private var keptFrames: Int64 = 0
+    /// Whether the first part plays on the stream `keeper` kept (`makeStream`), not yet seen
+    /// playing (`hold`).
+    private var onKeptStream = false
     /// Told once, when the first part starts: the route and the pre-roll (ms).
     private let onStarted: (RouteDecision, Int) -> Void
 
@@ -208,12 +211,19 @@ final class PromptRun {
         case .hold(let part):
             // Hold the duck, following streams that come, change or go, until the last sample
             // has been played.
+            // The kept stream, started (here or uncorked at once, `makeStream`), must be seen
+            // playing first; else the prompt plays again on a new stream.
+            if part == 0, onKeptStream {
+                onKeptStream = false
+                if try !stream(0).confirmPlaying(stop: stopRequested) { try replayOnNewStream() }
+            }
             // The first part's duration includes its pre-roll's silence.
             let length = groups[part].duration
             let deadline = ContinuousClock.now + .milliseconds(Int(length * 1000)) + connection.answerTimeout
             let playing = stream(part)
             let done = try duck.run(toGain: nil, until: { playing.drainedLocked }, stop: stopRequested,
                                     deadline: deadline, what: "playing the prompt")
+            if done { try playing.checkPlayedThrough() }
             if done, part == groups.count - 1 { checkAudible(playing) }
             return done ? .drained(part: part) : .stopped(stopCause)
         case .fadeOut(let part):
@@ -405,6 +415,7 @@ final class PromptRun {
         let shape = PromptStream.Shape(sinkName: route.sink.name, rate: source.rate, channels: source.channels,
                                        format: source.sampleFormat, latencyMs: options.latencyMs)
         if part == 0, let kept = keeper?.take(shape, on: connection, properties: props) {
+            onKeptStream = true
             kept.rearm(properties: props, pull: source.read)
             if !corked { kept.start() }
             return kept
@@ -413,6 +424,18 @@ final class PromptRun {
                                 sinkName: route.sink.name, properties: props, volume: nil,
                                 latencyMs: options.latencyMs, corked: corked,
                                 format: source.sampleFormat, pull: source.read)
+    }
+
+    /// The kept stream took nothing after its uncork (`KeptStreamStart`): the first part is
+    /// played from its start on a new stream, made ready as any (`ready`) and started; the
+    /// kept one is closed first, so that the two never both play.
+    private func replayOnNewStream() throws {
+        let stuck = stream(0)
+        let fresh = try stuck.reopened()
+        stuck.close()
+        streams[0] = fresh
+        try ready(0)
+        fresh.start()
     }
 
     /// Waits until part `part`'s stream is connected, and keeps the duck off it. `--volume` is

@@ -371,6 +371,13 @@ public final class Prompter: Sendable {
     /// How many finished prompts' results `result(of:)` can still return.
     public static let keptResults = 256
 
+    /// For tests: the next `count` prompts that play on the stream this prompter kept find it
+    /// not playing after its uncork (`ReadyStreamKeeper.withholdUncorks`). No effect on a
+    /// prompter that is not held.
+    package func withholdKeptUncorks(_ count: Int) {
+        held?.keeper.withholdUncorks(count)
+    }
+
     // MARK: - One prompt
 
     /// Plays one prompt on the calling thread, entering the queue first: the one-shot

@@ -142,12 +142,15 @@ final class PromptStream: @unchecked Sendable {
             let frames: Int
             switch box.format {
             case .float32le:
-                frames = box.pull(data.bindMemory(to: Float.self, capacity: size / 4), size / frameBytes)
+                let floats = data.bindMemory(to: Float.self, capacity: size / 4)
+                frames = box.pull(floats, size / frameBytes)
+                box.replay?.append(contentsOf: UnsafeBufferPointer(start: floats, count: frames * box.channels))
             case .s16le:
                 let samples = size / frameBytes * box.channels
                 if box.floats.count < samples { box.floats = [Float](repeating: 0, count: samples) }
                 frames = box.floats.withUnsafeMutableBufferPointer { box.pull($0.baseAddress!, size / frameBytes) }
                 Self.convert(box.floats, count: frames * box.channels, to: data.bindMemory(to: Int16.self, capacity: samples))
+                box.replay?.append(contentsOf: box.floats[0..<(frames * box.channels)])
             }
             if frames == 0 {
                 pa_stream_cancel_write(stream)
@@ -202,11 +205,25 @@ final class PromptStream: @unchecked Sendable {
     /// Uncorks: playback starts. `pa_stream_cork(s, 0)`.
     func start() {
         connection.withLock {
-            let op = pa_stream_cork(stream, 0, nil, nil)
-            if let op { pa_operation_unref(op) }
+            if uncorkWithheld {
+                uncorkWithheld = false
+            } else {
+                let op = pa_stream_cork(stream, 0, nil, nil)
+                if let op { pa_operation_unref(op) }
+            }
             box.uncorked = true
             box.announceIfDue()
         }
+    }
+
+    /// Whether the next `start()` sends no uncork (`withholdUncork()`). Lock held.
+    private var uncorkWithheld = false
+
+    /// For tests (`ReadyStreamKeeper.withholdUncorks`): the next `start()` does everything but
+    /// tell the server, so the stream stays corked there and takes no byte, as a kept stream
+    /// PipeWire 0.3.65 did not run again after its uncork (`KeptStreamStart`).
+    func withholdUncork() {
+        connection.withLock { uncorkWithheld = true }
     }
 
     /// Calls `announce` once the stream plays (uncorked) and the first frame after
@@ -364,12 +381,27 @@ final class PromptStream: @unchecked Sendable {
     // MARK: - Kept ready between prompts
 
     /// Corks a stream whose prompt played whole, to be kept for the next prompt of its shape
-    /// (`rearm`): an empty, corked stream lets the sink suspend. `pa_stream_cork(s, 1)`.
+    /// (`rearm`): an empty, corked stream lets the sink suspend. Then asks where the server's
+    /// read index stands (answered while the stream waits: the next prompt's
+    /// `confirmPlaying` tells from it whether the server takes bytes again).
+    /// libpulse: `pa_stream_cork(s, 1)`, `pa_stream_update_timing_info`.
     func park() {
         connection.withLock {
             box.pull = { _, _ in 0 }
             box.uncorked = false
+            box.replay = nil
+            box.parkedReadIndex = nil
             if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
+            // Asked after the cork: the answer is the index of the corked stream, which the
+            // server no longer reads.
+            let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
+                let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
+                if success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee,
+                   info.read_index_corrupt == 0 {
+                    box.parkedReadIndex = info.read_index
+                }
+            }, Unmanaged.passUnretained(box).toOpaque())
+            if let op { pa_operation_unref(op) }
         }
     }
 
@@ -401,6 +433,8 @@ final class PromptStream: @unchecked Sendable {
             // Kept corked between prompts.
             box.uncorked = false
             box.onAudio = nil
+            // Kept until the server is seen taking them (`confirmPlaying`).
+            box.replay = []
             let writable = pa_stream_writable_size(stream)
             if writable != Int.max, writable > 0 { Self.fill(stream, requested: writable, box: box) }
         }
@@ -408,6 +442,94 @@ final class PromptStream: @unchecked Sendable {
 
     /// Frames handed to the server so far.
     var framesWritten: Int64 { connection.withLock { box.framesWritten } }
+
+    /// For a stream `rearm`ed and then started: waits until the server takes bytes from it
+    /// (its read index passes the one it had once parked), asking every
+    /// `KeptStreamStart.pollMs`, for at most `KeptStreamStart.limitMs` after the call.
+    /// - Parameter stop: a stop came (an interruption or a cancel): returns at once, for the
+    ///   hold to carry it out.
+    /// - Returns: false when the server took nothing in that time (the stream does not play:
+    ///   `reopened()`); true when it did, when a stop came, or when the server cannot say.
+    /// - Throws: `.unavailable` when the server does not answer or the connection is lost.
+    /// libpulse: `pa_stream_update_timing_info`, `pa_stream_get_timing_info`.
+    func confirmPlaying(stop: () -> Bool) throws -> Bool {
+        let started = ContinuousClock.now
+        while true {
+            let (parked, read) = try connection.withLock { (box.parkedReadIndex, try indexesLocked().read) }
+            let elapsed = Int((ContinuousClock.now - started).seconds * 1000)
+            switch KeptStreamStart.verdict(parkedReadIndex: parked, readIndex: read, elapsedMs: elapsed) {
+            case .playing:
+                connection.withLock { box.replay = nil }
+                DebugTrace.write("kept stream: the server takes it after \(elapsed) ms (read index \(parked.map(String.init) ?? "?") → \(read.map(String.init) ?? "?"))")
+                return true
+            case .stuck:
+                DebugTrace.write("kept stream: the server took nothing in \(elapsed) ms (read index \(parked.map(String.init) ?? "?") → \(read.map(String.init) ?? "?"))")
+                return false
+            case .waiting:
+                if stop() { return true }
+                sleepThread(for: .milliseconds(KeptStreamStart.pollMs))
+            }
+        }
+    }
+
+    /// The server's read and write indexes of the stream now, in bytes (nil when it cannot
+    /// say). Lock held.
+    /// - Throws: `.unavailable` when the server does not answer or the connection is lost.
+    private func indexesLocked() throws -> (read: Int64?, write: Int64?) {
+        box.lastReadIndex = nil
+        box.lastWriteIndex = nil
+        let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
+            let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
+            if success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee {
+                box.lastReadIndex = info.read_index_corrupt == 0 ? info.read_index : nil
+                box.lastWriteIndex = info.write_index_corrupt == 0 ? info.write_index : nil
+            }
+            pa_threaded_mainloop_signal(box.mainloop, 0)
+        }, Unmanaged.passUnretained(box).toOpaque())
+        try connection.waitLocked(for: op, what: "reading where the prompt stream stands")
+        return (box.lastReadIndex, box.lastWriteIndex)
+    }
+
+    /// After its drain was acknowledged: checks that the server took every byte written to
+    /// the stream (`DrainCheck`), so that a prompt it did not play whole is never reported
+    /// played.
+    /// - Throws: `.unavailable` when it did not (naming the bytes taken and written), when the
+    ///   server does not answer, or when the connection is lost.
+    /// libpulse: `pa_stream_update_timing_info`, `pa_stream_get_timing_info`.
+    func checkPlayedThrough() throws {
+        let (read, write) = try connection.withLock { try indexesLocked() }
+        DebugTrace.write("drained: read index \(read.map(String.init) ?? "?"), write index \(write.map(String.init) ?? "?")")
+        guard !DrainCheck.tookEverything(readIndex: read, writeIndex: write), let read, let write else { return }
+        throw DuckPromptError(.unavailable, "the sound server at \(connection.serverDescription) said the prompt "
+            + "had played, but had taken only \(read) of its \(write) bytes")
+    }
+
+    /// A new stream of this one's shape, sink and properties, for the prompt this kept stream
+    /// did not play (`confirmPlaying` false): connected corked (`start()` uncorks), fed first
+    /// the frames this one was given since `rearm`, then the rest of the prompt. This one
+    /// gives nothing more; the caller closes it.
+    /// - Throws: as `init`.
+    func reopened() throws -> PromptStream {
+        let (recorded, rest) = connection.withLock { () -> ([Float], FramePuller) in
+            defer {
+                box.replay = nil
+                box.pull = { _, _ in 0 }
+            }
+            return (box.replay ?? [], box.pull)
+        }
+        let channels = shape.channels
+        var offset = 0
+        let pull: FramePuller = { buffer, frames in
+            guard offset < recorded.count else { return rest(buffer, frames) }
+            let count = min(frames, (recorded.count - offset) / channels)
+            recorded.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress! + offset, count: count * channels) }
+            offset += count * channels
+            return count
+        }
+        return try PromptStream(connection: connection, rate: shape.rate, channels: channels, sinkName: shape.sinkName,
+                                properties: given, volume: nil, latencyMs: shape.latencyMs, corked: true,
+                                format: shape.format, pull: pull)
+    }
 
     /// Disconnects and releases the stream (`pa_stream_disconnect`, `pa_stream_unref`).
     /// Idempotent through deinit; call once.

@@ -21,6 +21,17 @@ final class StreamBox: @unchecked Sendable {
     /// Called once, on the loop thread with the lock held, when the stream is uncorked and a
     /// frame of the prompt's own audio has been handed to the server (`announceIfDue`).
     var onAudio: (() -> Void)? = nil
+    /// The frames pulled since `rearm` (interleaved floats, before any conversion) while the
+    /// server has not yet been seen playing them: a kept stream that does not play hands them
+    /// to the new one (`PromptStream.reopened()`). nil: not recorded.
+    var replay: [Float]? = nil
+    /// The server's read index of the stream once it was parked, in bytes (`park()`); nil
+    /// until the server said, or when it could not.
+    var parkedReadIndex: Int64? = nil
+    /// The read and write indexes of the last timing answer (`PromptStream.indexesLocked()`),
+    /// in bytes; nil when the server could not say.
+    var lastReadIndex: Int64? = nil
+    var lastWriteIndex: Int64? = nil
 
     /// Calls `onAudio` (once) when the stream plays and has been handed its first frame past
     /// `audioFrom`. Lock held.
