@@ -3,7 +3,8 @@ import DuckPrompt
 import FoundationEssentials
 import Glibc
 
-/// Catches SIGINT/SIGTERM/SIGHUP on a thread of its own and remembers the first one received.
+/// Catches the signals given (SIGINT, SIGTERM, SIGHUP; for play and say also SIGUSR2, a
+/// parent's death: `exitWithParent`) on a thread of its own and remembers the first one received.
 ///
 /// Blocks them in the calling thread, and so in every thread started after it (libpulse's
 /// mainloop thread blocks all signals anyway), and waits for them with `sigwait`: create it
