@@ -18,7 +18,7 @@ struct CompletionIntegrationTests {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/completions").path
 
-    static let verbs: Set = ["play", "say", "devices", "route", "restore", "serve", "lab", "help"]
+    static let verbs: Set = ["play", "say", "devices", "route", "restore", "serve", "lab", "speechd-module", "help"]
 
     /// One thing the shell offers: the word, and its description (fish and zsh; bash has none).
     struct Offer {
