@@ -8,6 +8,7 @@
 struct dp_bus_object {
     sd_bus_slot *slot;
     char *version;
+    char call_state[16];
     dp_bus_handler handler;
     void *userdata;
 };
@@ -32,6 +33,13 @@ static int get_version(sd_bus *bus, const char *path, const char *interface, con
     return sd_bus_message_append_basic(reply, 's', o->version);
 }
 
+static int get_call_state(sd_bus *bus, const char *path, const char *interface, const char *property,
+                          sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+    (void)bus; (void)path; (void)interface; (void)property; (void)error;
+    struct dp_bus_object *o = userdata;
+    return sd_bus_message_append_basic(reply, 's', o->call_state);
+}
+
 static const sd_bus_vtable vtable[] = {
     SD_BUS_VTABLE_START(0),
     SD_BUS_METHOD_WITH_ARGS("Play", SD_BUS_ARGS("as", files, "a{sv}", options), SD_BUS_RESULT("t", id),
@@ -53,6 +61,7 @@ static const sd_bus_vtable vtable[] = {
     SD_BUS_SIGNAL_WITH_ARGS("PromptFinished", SD_BUS_ARGS("t", id, "s", outcome, "s", message), 0),
     SD_BUS_SIGNAL_WITH_ARGS("RouteChanged", SD_BUS_ARGS("s", sink, "s", kind, "s", reason), 0),
     SD_BUS_PROPERTY("Version", "s", get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("CallState", "s", get_call_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_VTABLE_END
 };
 
@@ -62,12 +71,21 @@ int dp_bus_object_add(sd_bus *bus, const char *path, const char *interface, cons
     if (!o) return -ENOMEM;
     o->version = strdup(version);
     if (!o->version) { free(o); return -ENOMEM; }
+    strcpy(o->call_state, "none");
     o->handler = handler;
     o->userdata = userdata;
     int r = sd_bus_add_object_vtable(bus, &o->slot, path, interface, vtable, o);
     if (r < 0) { free(o->version); free(o); return r; }
     *out = o;
     return 0;
+}
+
+int dp_bus_object_set_call_state(dp_bus_object *object, sd_bus *bus, const char *path, const char *interface,
+                                 const char *state) {
+    if (strlen(state) >= sizeof object->call_state) return -EINVAL;
+    if (strcmp(object->call_state, state) == 0) return 0;
+    strcpy(object->call_state, state);
+    return sd_bus_emit_properties_changed(bus, path, interface, "CallState", NULL);
 }
 
 void dp_bus_object_free(dp_bus_object *object) {

@@ -115,7 +115,8 @@ enum Help {
       --rewind-ms MS          How far back a paused player resumes, 0 to 60000 (default
                               2000; config: rewind_ms), so the sentence cut is heard again.
       --duck-exempt-role ROLE Never duck streams with this media.role (repeatable; default:
-                              phone). Giving it replaces the default.
+                              phone). Giving it replaces the default; a call (phone or
+                              communication) is never ducked whatever it says.
       --attack-ms MS          Ramp down over MS before the first prompt sample, 0 to 60000
                               (default 200).
       --release-ms MS         Ramp back over MS after the last sample was heard, 0 to 60000
@@ -144,10 +145,18 @@ enum Help {
                               an interrupted one fades out in 50 ms and hands its duck to
                               the next prompt, so other streams stay ducked in between.
       --expire-ms MS          Drop the prompt (exit 75) if it has not started within MS
-                              (another prompt was playing): a stale prompt is worse than none.
+                              (another prompt was playing, or a call under --during-call
+                              defer): a stale prompt is worse than none.
                               0 to 3600000.
       --on-busy POLICY        When another prompt plays or waits: wait (default: prompts
                               play one after another) or drop (exit 75 at once).
+      --during-call POLICY    While a call rings or is on (a media.role=phone stream, GNOME
+                              Calls, ModemManager, oFono, a phone over Bluetooth): mix
+                              (default: play under it, --call-duck lower), defer (wait for
+                              its end, within --expire-ms), chime (a short earcon instead)
+                              or drop (exit 75). The call's own stream is never ducked.
+      --call-duck GAIN        Under --during-call mix, play the prompt GAIN below its own
+                              level: -200dB to 0dB (default -10dB).
       --property KEY=VALUE    Set a stream property (repeatable), e.g. media.role=event.
       --say TEXT              Speak TEXT after the files, in the same prompt (repeatable);
                               --voice V and --rate WPM as for duckprompt say.
@@ -193,13 +202,15 @@ enum Help {
     USAGE: duckprompt devices [--json] [--watch | --from FILE] [options]
 
     One line per sink: index, name, kind, external yes/no, state, active port. '*' marks the
-    sink a prompt would go to, 'default' the server's default sink.
+    sink a prompt would go to, 'default' the server's default sink. While a call rings or is
+    on (or held), a last line says so: 'call: active (…)' with each call seen.
 
     OPTIONS:
       --json                  Print JSON (see Docs/json.md).
       --watch                 Keep running: print a line each time a sink appears or goes
-                              away, changes port or availability, or the default sink or
-                              the route changes, with the new routing decision. Ctrl-C ends.
+                              away, changes port or availability, the default sink, the
+                              route or the call state changes, with the new routing
+                              decision. Ctrl-C ends.
       --from FILE             Read sinks from a dump instead of a server: `pactl list sinks`,
                               `pacmd list-sinks`, `pactl --format=json list sinks`, `pw-dump`
                               (or one object of it), `pw-cli ls Node`, `pw-cli info` or

@@ -26,6 +26,10 @@ enum Output {
         } else if let error = listing.routeError {
             lines.append("no sink for a prompt: \(error.message)")
         }
+        if listing.callState != .none {
+            lines.append("call: \(listing.callState.rawValue)"
+                + listing.calls.readings.map { " (\($0.detail): \($0.state.rawValue))" }.joined(separator: ","))
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -46,8 +50,9 @@ enum Output {
         var route: RouteJSON
         var chosen: String?
         var reason: String
+        var call: CallJSON?
         enum CodingKeys: String, CodingKey {
-            case event, server, sinks, route, chosen, reason
+            case event, server, sinks, route, chosen, reason, call
             case serverVersion = "server_version", defaultSink = "default_sink"
         }
     }
@@ -58,6 +63,17 @@ enum Output {
         var sink: String?
         var summary: String
         var route: RouteJSON
+        var call: String?
+    }
+
+    /// The call state and each call seen (`DeviceListing.calls`); absent for a dump.
+    struct CallJSON: Encodable {
+        var state: String
+        var calls: [CallReading]
+    }
+
+    static func call(_ listing: DeviceListing) -> CallJSON? {
+        listing.serverName.isEmpty ? nil : CallJSON(state: listing.callState.rawValue, calls: listing.calls.readings)
     }
 
     static func route(_ listing: DeviceListing) -> RouteJSON {
@@ -74,7 +90,8 @@ enum Output {
                                   server: listing.serverName.isEmpty ? nil : listing.serverName,
                                   serverVersion: listing.serverVersion.isEmpty ? nil : listing.serverVersion,
                                   defaultSink: listing.snapshot.defaultSinkName,
-                                  sinks: listing.sinkReports, route: route, chosen: route.sink, reason: route.reason),
+                                  sinks: listing.sinkReports, route: route, chosen: route.sink, reason: route.reason,
+                                  call: call(listing)),
                       compact: compact)
     }
 
@@ -101,7 +118,8 @@ enum Output {
     static func changeJSON(_ change: DeviceChange, _ listing: DeviceListing) -> String {
         let time = Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         return encode(ChangeJSON(event: change.event, time: time,
-                                 sink: change.sinkName, summary: change.summary, route: route(listing)),
+                                 sink: change.sinkName, summary: change.summary, route: route(listing),
+                                 call: call(listing)?.state),
                       compact: true)
     }
 

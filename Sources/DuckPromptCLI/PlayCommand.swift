@@ -71,13 +71,15 @@ enum PlayCommand {
         }
     }
 
-    /// A prompt's warnings (whatever the verbosity), and with `-v` where it went, the pre-roll,
+    /// A prompt's warnings and what a call made of it (whatever the verbosity), and with `-v` where it went, the pre-roll,
     /// the streams ducked and restored and the players paused and resumed. `stoppedBy`: the
     /// signal that cancelled it.
     /// `parentExited`: the parent's pid when the stop was its exit (`--exit-with-parent`).
     private static func printReport(_ report: PlayReport, verbose: Bool, stoppedBy signal: Int32? = nil,
                                     parentExited parent: pid_t? = nil) {
-        for note in report.recoveryNotes + report.warnings { DuckPromptCLI.printError(note) }
+        for note in report.recoveryNotes + report.warnings + [report.callNote].compactMap({ $0 }) {
+            DuckPromptCLI.printError(note)
+        }
         guard verbose else { return }
         let ducked = report.duckedStreams.map { "#\($0)" }.joined(separator: " ")
         let cause = parent.map { "the exit of its parent (pid \($0), --exit-with-parent)" } ?? signal.map(SignalTrap.name)

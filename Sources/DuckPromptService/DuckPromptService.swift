@@ -62,6 +62,8 @@ public final class DuckPromptService: Sendable {
     /// `run()` does when the service stops first. Lock held.
     nonisolated(unsafe) private var waiting: [UInt64: Waiting] = [:]
     nonisolated(unsafe) private var nextToken: UInt64 = 0
+    /// The calls as the route's watch last saw them (`CallState`'s value); lock held.
+    nonisolated(unsafe) private var calls = CallStatus()
     /// Where the calls' work runs, off the bus thread, in call order.
     private let worker = CallWorker()
     /// The worker's own connection to the bus daemon, to ask for a caller's pid
@@ -120,6 +122,9 @@ public final class DuckPromptService: Sendable {
                                                   .string(route?.reason ?? update.listing.routeError?.message ?? "")])
                     }
                     last = sink
+                    // CallState, with PropertiesChanged when it changed.
+                    lock.withLock { calls = update.listing.calls }
+                    bus.setCallState(update.listing.callState)
                 }
             } catch {
                 serviceLog("route changes no longer followed: \(error)")
@@ -338,6 +343,13 @@ public final class DuckPromptService: Sendable {
     /// that cannot be routed. Worker thread (it reads the config file and the server).
     private func readOptions(_ given: [String: BusValue]) throws -> PlayOptions {
         let options = try ServiceOptions.parse(given, defaults: PlayOptions(config: try DuckPromptConfig.load()))
+        // `during-call` `drop` while a call is on: Error.Dropped at the call (a call that
+        // starts while the prompt waits ends it `dropped` at its turn).
+        let calls = lock.withLock { self.calls }
+        if CallDecision.decide(options.duringCall, state: calls.state, callDuck: options.callDuck) == .drop {
+            throw DuckPromptError(.dropped, "prompt dropped: a call is on (\(calls.cause?.detail ?? "a call"); "
+                + "during-call drop)", dropReason: .duringCall)
+        }
         if let device = options.device {
             let listing = try prompter.devices(request: device, config: options.config)
             if listing.route == nil {
@@ -382,7 +394,8 @@ public final class DuckPromptService: Sendable {
     static func describe(_ outcome: Prompter.Outcome) -> (String, String) {
         switch outcome {
         case .played(let report):
-            ("played", (["on \(report.route.sink.name)"] + report.warnings).joined(separator: "; "))
+            ("played", (["on \(report.route.sink.name)"] + report.warnings + [report.callNote].compactMap { $0 })
+                .joined(separator: "; "))
         case .interrupted(let e): ("interrupted", e.message)
         case .replaced(let e): ("replaced", e.message)
         case .dropped(let e): ("dropped", e.message)

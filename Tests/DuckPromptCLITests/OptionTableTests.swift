@@ -47,6 +47,9 @@ struct OptionTableTests {
                          message: "expire-ms 3600001 ms is out of range (0 to 3600000 ms)"),
         "on-busy": Bad(words: ["queue"], json: #""queue""#, bus: .string("queue"),
                        message: "on-busy 'queue' is not one of: wait, drop"),
+        "during-call": Bad(words: ["ignore"], json: #""ignore""#, bus: .string("ignore"),
+                           message: "during-call 'ignore' is not one of: mix, defer, chime, drop"),
+        "call-duck": Bad(words: ["+3dB"], json: "3", bus: .double(3), message: "call-duck +3dB is out of range (-200dB to 0dB)"),
         "property": Bad(words: ["=event"], json: #"{"": "event"}"#, bus: .stringMap(["": "event"]),
                         message: "property needs a name: KEY=VALUE"),
         "voice": Bad(words: [" "], json: #"" ""#, bus: .string(" "), message: "voice needs an espeak-ng voice, e.g. en"),
@@ -108,12 +111,13 @@ struct OptionTableTests {
         let words = ["--duck", "-12dB", "--duck-mode", "mute", "--no-pause", "--rewind-ms", "100", "--duck-exempt-role", "a11y",
                      "--attack-ms", "50", "--release-ms", "900", "--volume", "-6", "--latency-msec", "40", "--pre-roll-ms", "300",
                      "--priority", "text", "--expire-ms", "2000", "--on-busy", "drop", "--property", "media.role=event",
-                     "--voice", "de", "--rate", "200", "--device", "#3", "x.wav"]
+                     "--voice", "de", "--rate", "200", "--device", "#3", "--during-call", "chime", "--call-duck", "-6dB",
+                     "x.wav"]
         let json = #"""
             {"duck_db": -12, "duck_mode": "mute", "no_pause": true, "rewind_ms": 100, "duck_exempt_role": ["a11y"],
              "attack_ms": 50, "release_ms": 900, "volume_db": -6, "latency_msec": 40, "pre_roll_ms": 300,
              "priority": "text", "expire_ms": 2000, "on_busy": "drop", "properties": {"media.role": "event"},
-             "voice": "de", "rate": 200, "device": "#3"}
+             "voice": "de", "rate": 200, "device": "#3", "during_call": "chime", "call_duck_db": -6}
             """#
         let bus: [String: BusValue] = [
             "duck": .double(-12), "duck-mode": .string("mute"), "no-pause": .bool(true), "rewind-ms": .uint32(100),
@@ -121,6 +125,7 @@ struct OptionTableTests {
             "volume": .double(-6), "latency-msec": .uint32(40), "pre-roll-ms": .uint32(300), "priority": .string("text"),
             "expire-ms": .uint32(2000), "on-busy": .string("drop"), "properties": .stringMap(["media.role": "event"]),
             "voice": .string("de"), "rate": .uint32(200), "device": .string("#3"),
+            "during-call": .string("chime"), "call-duck": .double(-6),
         ]
         #expect(Set(bus.keys) == Set(PromptOption.all.map(\.busKey)), "every option once")
         let command = try PlayCommand.options(try PlayCommand.scanner.scan(words, verb: "play"), over: PlayOptions())
@@ -133,6 +138,7 @@ struct OptionTableTests {
             #expect(options.preRollMs == 300 && options.priority == .text && options.expireMs == 2000)
             #expect(options.onBusy == .drop && options.properties == ["media.role": "event"])
             #expect(options.voice == "de" && options.wordsPerMinute == 200 && options.device == .index(3))
+            #expect(options.duringCall == .chime && options.callDuck == Decibels(-6))
         }
     }
 

@@ -61,7 +61,7 @@ struct ConfigTests {
 
     static let validKeys = "valid keys: prefer, ranking, never, device, duck_db, duck_mode, no_pause, rewind_ms, "
         + "duck_exempt_role, attack_ms, release_ms, volume_db, latency_msec, pre_roll_ms, priority, expire_ms, on_busy, "
-        + "properties, voice, rate, players"
+        + "during_call, call_duck_db, properties, voice, rate, players"
     static let kinds = "kinds are car, bluetooth-a2dp, bluetooth-hfp, usb, line-out, hdmi, headphones, speaker, "
         + "network, virtual, unknown"
 

@@ -249,12 +249,13 @@ struct DuckPlanTests {
         #expect(plan.depth == -20)
     }
 
-    @Test("custom exempt roles replace the default")
+    @Test("custom exempt roles replace the default; a call's roles (phone, communication) are never ducked")
     func customExemptRoles() {
         let plan = DuckPlan(inputs: Self.mixed, depth: -20, exemptRoles: ["phone", "event", "video"], math: .libpulse)
         #expect(plan.entries.map(\.index) == [5, 7])
-        let noExempt = DuckPlan(inputs: Self.mixed, depth: -20, exemptRoles: [], math: .libpulse)
-        #expect(noExempt.entries.map(\.index) == [2, 3, 5, 7, 11])
+        let noExempt = DuckPlan(inputs: Self.mixed + [Self.input(13, role: "Communication")], depth: -20, exemptRoles: [],
+                                math: .libpulse)
+        #expect(noExempt.entries.map(\.index) == [3, 5, 7, 11])
     }
 
     @Test("excluded indices (the prompt's own stream) are never ducked")

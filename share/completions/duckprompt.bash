@@ -1,7 +1,7 @@
 # bash completion for duckprompt                                   -*- shell-script -*-
 #
 # The verbs; each verb's options as `duckprompt VERB --help` lists them; the values of
-# --priority, --duck-mode, --on-busy, --duck-exempt-role and of lab's --server and --device;
+# --priority, --duck-mode, --on-busy, --during-call, --duck-exempt-role and of lab's --server and --device;
 # files for FILE, --from and --report; the sinks of the running server for -d/--device (the
 # NAME column of `duckprompt devices`, on the -s/--server given before it, and @DEFAULT_SINK@;
 # nothing when no server answers within 1 s); after `lab --`, a command and its arguments.
@@ -98,11 +98,12 @@ _duckprompt()
         play | say)
             opts=(-d --device --duck --duck-mode --no-pause --rewind-ms --duck-exempt-role
                 --attack-ms --release-ms --volume --latency-msec --pre-roll-ms --priority
-                --expire-ms --on-busy --property --say --voice --rate --exit-with-parent -v --verbose
+                --expire-ms --on-busy --during-call --call-duck --property --say --voice --rate
+                --exit-with-parent -v --verbose
                 "${common[@]}")
             valued="-d --device --duck --duck-mode --rewind-ms --duck-exempt-role --attack-ms
                     --release-ms --volume --latency-msec --pre-roll-ms --priority --expire-ms
-                    --on-busy --property --say --voice --rate $common_valued"
+                    --on-busy --during-call --call-duck --property --say --voice --rate $common_valued"
             ;;
         devices)
             opts=(--json --watch --from -d --device "${common[@]}")
@@ -184,6 +185,7 @@ _duckprompt()
             --priority) _duckprompt_reply important message text notification progress ;;
             --duck-mode) _duckprompt_reply duck mute pause none ;;
             --on-busy) _duckprompt_reply wait drop ;;
+            --during-call) _duckprompt_reply mix defer chime drop ;;
             --duck-exempt-role)
                 _duckprompt_reply phone video music game event animation production a11y test
                 ;;

@@ -1,7 +1,7 @@
 # fish completion for duckprompt
 #
 # The verbs; each verb's options as `duckprompt VERB --help` lists them; the values of
-# --priority, --duck-mode, --on-busy, --duck-exempt-role and of lab's --server and --device;
+# --priority, --duck-mode, --on-busy, --during-call, --duck-exempt-role and of lab's --server and --device;
 # files for FILE, --from and --report; the sinks of the running server for -d/--device (the
 # NAME column of `duckprompt devices`, on the -s/--server given before it, and @DEFAULT_SINK@;
 # nothing when no server answers within 1 s); after `lab --`, a command and its arguments.
@@ -44,7 +44,7 @@ function __duckprompt_sinks
     # The options of play, say, devices and route that take their value in the next word.
     set -l valued -d --device --duck --duck-mode --rewind-ms --duck-exempt-role --attack-ms \
         --release-ms --volume --latency-msec --pre-roll-ms --priority --expire-ms --on-busy \
-        --property --say --voice --rate --from -n --client-name --timeout
+        --during-call --call-duck --property --say --voice --rate --from -n --client-name --timeout
     set -l i 3
     while test $i -le (count $tokens)
         switch $tokens[$i]
@@ -133,6 +133,12 @@ complete -c duckprompt -n $playsay -l expire-ms -x -d 'Drop the prompt (exit 75)
 complete -c duckprompt -n $playsay -l on-busy -x -d 'When another prompt plays or waits' -a "
     wait\t'play one after another (default)'
     drop\t'exit 75 at once'"
+complete -c duckprompt -n $playsay -l during-call -x -d 'While a call rings or is on' -a "
+    mix\t'play under the call, --call-duck lower (default)'
+    defer\t'wait for the call to end, within --expire-ms'
+    chime\t'a short earcon instead of the prompt'
+    drop\t'exit 75'"
+complete -c duckprompt -n $playsay -l call-duck -x -d 'Under --during-call mix, the prompt GAIN lower (-10dB)'
 complete -c duckprompt -n $playsay -l property -x -d 'Set a stream property KEY=VALUE (repeatable)'
 complete -c duckprompt -n $playsay -l say -x -d 'Speak TEXT after the files (repeatable)'
 complete -c duckprompt -n $playsay -l voice -x -d 'An espeak-ng voice: en, en-us, de, fr-fr, …'

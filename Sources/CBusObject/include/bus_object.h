@@ -32,6 +32,12 @@ typedef struct dp_bus_object dp_bus_object;
 int dp_bus_object_add(sd_bus *bus, const char *path, const char *interface, const char *version,
                       dp_bus_handler handler, void *userdata, dp_bus_object **out);
 
+/* Sets the CallState property (`none`, `ringing`, `active`, `held`; "none" at first) and, when
+ * it changed, sends org.freedesktop.DBus.Properties.PropertiesChanged with its new value
+ * (sd_bus_emit_properties_changed). On the bus's thread. Returns 0 or a negative errno. */
+int dp_bus_object_set_call_state(dp_bus_object *object, sd_bus *bus, const char *path, const char *interface,
+                                 const char *state);
+
 /* Removes the object and frees it. NULL is ignored. */
 void dp_bus_object_free(dp_bus_object *object);
 

@@ -20,6 +20,10 @@ public struct PlayReport: Sendable {
     /// from the prompt stream's own volume after its last sample (`pa_context_get_sink_input_info`).
     /// Empty when the prompt was audible as far as its own volume goes.
     public var warnings: [String] = []
+    /// What the call policy (`PlayOptions.duringCall`) did, nil when no call was on: "played
+    /// under a call at -10 dB", "deferred 12.3 s for a call", "chime instead of speech during
+    /// a call".
+    public var callNote: String?
 }
 
 /// What `DuckPrompt.restore` did.

@@ -18,10 +18,12 @@ extension DuckPrompt {
                           server: ServerOptions, control: InterruptControl, entered: QueueEntry,
                           turn: Result<RuntimeLock, any Error>? = nil,
                           reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
+                          busCalls: @escaping () -> [CallReading] = { [] },
                           onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in },
                           onAudioEnded: () -> Void = {}) throws -> PlayReport {
         let run = PromptRun(sources: sources, connection: started, options: options, server: server, control: control,
-                            entered: entered, turn: turn, reconnect: reconnect, keeper: keeper, onStarted: onStarted)
+                            entered: entered, turn: turn, reconnect: reconnect, keeper: keeper, busCalls: busCalls,
+                            onStarted: onStarted)
         defer { run.close() }
         var lifecycle = PromptLifecycle()
         var action = lifecycle.start()
@@ -94,6 +96,13 @@ final class PromptRun {
     private var onPipeWire = false
     /// What a listener may not have heard (`PlayReport.warnings`).
     private var warnings: [String] = []
+    /// The calls the session and system buses know of (`BusCalls`, or a held prompter's
+    /// `BusCallWatch`); the server's call streams are read from its snapshot.
+    private let busCalls: () -> [CallReading]
+    /// The prompt's own volume relative to the saved one (`PromptPlan.promptGain`).
+    private var promptGain: Decibels?
+    /// What the call policy did (`PlayReport.callNote`).
+    private var callNote: String?
 
     /// Connects again when the held connection failed (the `Prompter`'s, which replaces its own).
     private let reconnect: () throws -> PulseConnection
@@ -116,14 +125,18 @@ final class PromptRun {
     ///   - turn: the turn, when the caller waited for it (`TurnWaiter`); nil waits at `.waitTurn`.
     ///   - reconnect: makes a new connection when `connection` failed meanwhile.
     ///   - keeper: the held prompter's kept stream (nil: every stream is made and closed here).
+    ///   - busCalls: the calls on the session and system buses now (`BusCalls.read`, a
+    ///     `BusCallWatch`'s readings).
     ///   - onStarted: called once the first sample of the prompt's own audio (after the
     ///     pre-roll) has been handed to the server on the uncorked stream, with the route and
     ///     the pre-roll in ms; on libpulse's loop thread, so it must not wait.
     init(sources: [any PromptSource], connection: PulseConnection, options: PlayOptions, server: ServerOptions,
          control: InterruptControl, entered: QueueEntry, turn: Result<RuntimeLock, any Error>? = nil,
          reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
+         busCalls: @escaping () -> [CallReading] = { [] },
          onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) {
         self.turn = turn
+        self.busCalls = busCalls
         self.sources = sources
         self.connection = connection
         self.options = options
@@ -279,7 +292,7 @@ final class PromptRun {
             PlayReport(route: route, duckedStreams: session?.touched.sorted() ?? [],
                        framesPlayed: streams.reduce(keptFrames) { $0 + $1.framesWritten },
                        recoveryNotes: notes + (pauser?.warnings ?? []), preRollMs: preRoll,
-                       playerNotes: pauser?.notes ?? [], warnings: warnings)
+                       playerNotes: pauser?.notes ?? [], warnings: warnings, callNote: callNote)
         }
         if let error = Self.error(for: ending, journalPath: session?.journal?.path,
                                   server: connection.serverDescription) {
@@ -372,8 +385,23 @@ final class PromptRun {
         // `control.isStopped`, rather than interrupting them all.
         control.attach(connection, shared: true)
         // A held prompter's copy of the server, kept current from events; else read now.
-        let (snapshot, info) = try connection.currentSnapshot()
+        var (snapshot, info) = try connection.currentSnapshot()
         onPipeWire = info.serverName.contains("PipeWire")
+        // A call: the policy decides before anything is routed or ducked (`--during-call`).
+        var calls = CallStreams.find(sinkInputs: snapshot.sinkInputs, sourceOutputs: snapshot.sourceOutputs)
+        var decision = CallDecision.decide(options.duringCall, state: callState(calls), callDuck: options.callDuck)
+        if decision == .wait {
+            let since = ContinuousClock.now
+            (snapshot, info) = try waitForCallEnd()
+            calls = CallStreams.find(sinkInputs: snapshot.sinkInputs, sourceOutputs: snapshot.sourceOutputs)
+            decision = .play
+            callNote = CallDecision.deferredNote(seconds: (ContinuousClock.now - since).seconds)
+        }
+        if decision == .drop {
+            throw DuckPromptError(.dropped, "prompt dropped: a call is on (\(lastCallCause ?? "a call"); --during-call drop)",
+                                  dropReason: .duringCall)
+        }
+        callNote = callNote ?? decision.note
         let route = try DuckPrompt.route(snapshot, request: options.device, config: options.config)
         self.route = route
         // Spoken word is paused, not ducked: its players' streams stay off the duck.
@@ -381,11 +409,13 @@ final class PromptRun {
                                   rewindMs: options.rewindMs, inherited: (handed?.players ?? []) + adopted)
         self.pauser = pauser
         let players = pauser.paused + pauser.toPause
-        groups = PromptSequence.groups(sources)
+        groups = decision == .chime ? [CallChime()] : PromptSequence.groups(sources)
         let plan = PromptPlan(options: options, inputs: snapshot.sinkInputs, route: route, parts: groups.count,
                               excluding: pauser.excluded, pausing: pauser.pausedStreams,
                               playersPaused: players.count, pausesPlayer: !pauser.toPause.isEmpty,
-                              handed: handed, pid: getpid(), math: .libpulse)
+                              handed: handed, call: decision, callStreams: calls.sinkInputs, pid: getpid(),
+                              math: .libpulse)
+        promptGain = plan.promptGain
         depth = plan.duck.depth
         let session = try DuckSession(connection: connection, plan: plan.duck, inputs: snapshot.sinkInputs,
                                       onPipeWire: onPipeWire)
@@ -447,7 +477,7 @@ final class PromptRun {
     private func ready(_ part: Int) throws {
         let stream = stream(part)
         duck.exclude(try stream.waitReady())
-        guard let gain = options.volume else { return }
+        guard let gain = promptGain else { return }
         if !slotRead {
             slotRead = true
             let deadline = ContinuousClock.now + min(connection.answerTimeout, Self.volumeReadWait)
@@ -462,6 +492,49 @@ final class PromptRun {
         }
         if let slot { stream.setOwnVolume(VolumeMath.scale(slot, by: gain.value)) }
     }
+
+    /// The call state of the server's streams and the buses' calls together; remembers what
+    /// causes it for a message (`lastCallCause`).
+    private func callState(_ streams: CallStreams.Found) -> CallState {
+        let status = CallStatus(readings: streams.readings + busCalls())
+        lastCallCause = status.cause?.detail
+        if status.state != .none { DebugTrace.write("call: \(status.state) (\(status.cause?.detail ?? ""))") }
+        return status.state
+    }
+
+    /// What made the last call state looked at (`callState`): "sink-input 12 (Linphone,
+    /// media.role=phone)".
+    private var lastCallCause: String?
+
+    /// `--during-call defer`: waits until no call rings or is on, looking again at every server
+    /// event (a stream that comes, changes or goes) and every `callPoll`; then reads the server
+    /// afresh for the route. Holds the turn meanwhile: the prompts behind it wait too.
+    /// - Throws: `.dropped` (`.expired`) when `--expire-ms` from the call passes first;
+    ///   `CancellationError` or a newer prompt's stop; `.unavailable` when the server goes.
+    private func waitForCallEnd() throws -> (Snapshot, ServerInfo) {
+        let inbox = EventInbox(mainloop: connection.mainloop)
+        try connection.subscribe(into: inbox)
+        defer { connection.unsubscribe(inbox) }
+        let deadline = options.expireMs.map { called + .milliseconds($0) }
+        while true {
+            if control.isCancelled { throw CancellationError() }
+            if let request = control.stopRequest {
+                throw DuckPromptError(.dropped, "prompt \(request.reason)", dropReason: request.drop)
+            }
+            let (snapshot, info) = try connection.currentSnapshot()
+            let calls = CallStreams.find(sinkInputs: snapshot.sinkInputs, sourceOutputs: snapshot.sourceOutputs)
+            if !callState(calls).isOn { return (snapshot, info) }
+            if let deadline, ContinuousClock.now >= deadline {
+                throw DuckPromptError(.dropped, "prompt dropped: not started within \(options.expireMs ?? 0) ms "
+                    + "(a call was on: \(lastCallCause ?? "a call"); --during-call defer)", dropReason: .expired)
+            }
+            let wake = min(deadline ?? .now + Self.callPoll, .now + Self.callPoll)
+            _ = try connection.withLock { try connection.nextEventsLocked(inbox, until: wake) }
+        }
+    }
+
+    /// How often a deferred prompt looks at the buses' calls (the server's streams wake it at once).
+    static let callPoll: Duration = .milliseconds(250)
 
     /// How long a relative `--volume` waits for pipewire-pulse to know the stream's volume
     /// (`ready`); without it by then, the prompt plays at the server's volume, unscaled.

@@ -87,7 +87,7 @@ public final class Prompter: Sendable {
                 self = switch error.dropReason {
                 case .interrupted: .interrupted(error)
                 case .replaced: .replaced(error)
-                case .busy: .dropped(error)
+                case .busy, .duringCall: .dropped(error)
                 case .expired: .expired(error)
                 case nil: .failed(error)
                 }

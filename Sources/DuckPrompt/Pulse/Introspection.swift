@@ -42,31 +42,35 @@ extension PulseConnection {
     /// a held prompter's prompts route from its mirror instead.
     package static let fullReads = Atomic<Int>(0)
 
-    /// Reads sinks, sink-inputs and the server info in one round trip (three pipelined queries).
+    /// Reads sinks, sink-inputs, source-outputs and the server info in one round trip (four
+    /// pipelined queries).
     ///
     /// - Throws: `.unavailable` when the connection is lost.
     /// libpulse: `pa_context_get_sink_info_list`, `pa_context_get_sink_input_info_list`,
-    /// `pa_context_get_server_info`.
+    /// `pa_context_get_source_output_info_list`, `pa_context_get_server_info`.
     package func snapshot() throws -> (Snapshot, ServerInfo) {
         Self.fullReads.add(1, ordering: .relaxed)
         let sinks = ListBox<Sink>(mainloop: mainloop)
         let inputs = ListBox<SinkInput>(mainloop: mainloop)
+        let outputs = ListBox<SourceOutput>(mainloop: mainloop)
         let server = ServerInfoBox(mainloop: mainloop)
-        try withExtendedLifetime((sinks, inputs, server)) {
+        try withExtendedLifetime((sinks, inputs, outputs, server)) {
             try withLock {
                 let op1 = requestSinksLocked(into: sinks)
                 let op2 = requestSinkInputsLocked(into: inputs)
-                let op3 = requestServerInfoLocked(into: server)
+                let op3 = requestSourceOutputsLocked(into: outputs)
+                let op4 = requestServerInfoLocked(into: server)
                 try waitLocked(for: op1, what: "listing sinks")
                 try waitLocked(for: op2, what: "listing sink-inputs")
-                try waitLocked(for: op3, what: "reading server info")
+                try waitLocked(for: op3, what: "listing source-outputs")
+                try waitLocked(for: op4, what: "reading server info")
             }
         }
-        if sinks.failed || inputs.failed {
-            throw DuckPromptError(.internal, "the server refused to list sinks or sink-inputs")
+        if sinks.failed || inputs.failed || outputs.failed {
+            throw DuckPromptError(.internal, "the server refused to list sinks, sink-inputs or source-outputs")
         }
         let snapshot = Snapshot(sinks: sinks.items, sinkInputs: inputs.items,
-                                defaultSinkName: server.info.defaultSinkName)
+                                defaultSinkName: server.info.defaultSinkName, sourceOutputs: outputs.items)
         return (snapshot, server.info)
     }
 }
@@ -118,6 +122,20 @@ extension PulseConnection {
                 return
             }
             if let info { box.items.append(SinkInput(info.pointee)) }
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+
+    /// Asks for every source-output's info, collected in `box`; lock held.
+    /// `pa_context_get_source_output_info_list`.
+    private func requestSourceOutputsLocked(into box: ListBox<SourceOutput>) -> OpaquePointer? {
+        pa_context_get_source_output_info_list(context, { _, info, eol, userdata in
+            let box = Unmanaged<ListBox<SourceOutput>>.fromOpaque(userdata!).takeUnretainedValue()
+            if eol != 0 {
+                if eol < 0 { box.failed = true }
+                pa_threaded_mainloop_signal(box.mainloop, 0)
+                return
+            }
+            if let info { box.items.append(SourceOutput(info.pointee)) }
         }, Unmanaged.passUnretained(box).toOpaque())
     }
 
@@ -277,6 +295,15 @@ extension SinkInput {
                   volumeWritable: info.volume_writable != 0,
                   properties: proplistDictionary(info.proplist),
                   ownerModule: info.owner_module == dp_pa_invalid_index() ? nil : info.owner_module,
-                  driver: info.driver.map { String(cString: $0) } ?? "")
+                  driver: info.driver.map { String(cString: $0) } ?? "",
+                  client: info.client == dp_pa_invalid_index() ? nil : info.client)
+    }
+}
+
+extension SourceOutput {
+    /// Copies a `pa_source_output_info`.
+    init(_ info: pa_source_output_info) {
+        self.init(index: info.index, client: info.client == dp_pa_invalid_index() ? nil : info.client,
+                  corked: info.corked != 0, properties: proplistDictionary(info.proplist))
     }
 }

@@ -2,7 +2,7 @@ import CPulseAudio
 
 extension PulseConnection {
     /// Keeps a copy of the server current from now on (`ServerMirror`), for
-    /// `currentSnapshot()`: subscribes, then asks for the three lists (not waiting for them).
+    /// `currentSnapshot()`: subscribes, then asks for the four lists (not waiting for them).
     /// Once per connection; later calls do nothing. Waits until the context is READY.
     /// - Throws: `.unavailable` when the server refuses or does not answer.
     func startMirror() throws {
@@ -32,12 +32,12 @@ extension PulseConnection {
     }
 }
 
-/// A held connection's copy of the server's sinks, sink-inputs and server info, kept current
+/// A held connection's copy of the server's sinks, sink-inputs, source-outputs and server info, kept current
 /// from the connection's subscription, so that a prompt of a held `Prompter` routes and plans
 /// its duck without reading the server first (`PulseConnection.currentSnapshot()`).
 ///
-/// Filled once with the three lists when it starts; then each event asks for the one object it
-/// names (a sink or sink-input new or changed: its info; removed: dropped; the server: its
+/// Filled once with the four lists when it starts; then each event asks for the one object it
+/// names (a sink, sink-input or source-output new or changed: its info; removed: dropped; the server: its
 /// info; a card: every sink, whose ports it may have changed). At most one request per object
 /// is in flight: an event that comes meanwhile asks again once the answer is in. While a prompt
 /// ducks on the connection (`holdInputs`), sink-input changes (its own ramp writes, hundreds a
@@ -47,15 +47,17 @@ extension PulseConnection {
 /// Used on the loop thread (callbacks) and by prompts with the loop lock held; every member is
 /// guarded by the loop lock. libpulse: `pa_context_get_sink_info_list`,
 /// `pa_context_get_sink_info_by_index`, `pa_context_get_sink_input_info_list`,
-/// `pa_context_get_sink_input_info`, `pa_context_get_server_info`.
+/// `pa_context_get_sink_input_info`, `pa_context_get_source_output_info_list`,
+/// `pa_context_get_source_output_info`, `pa_context_get_server_info`.
 final class ServerMirror: @unchecked Sendable {
     /// One object a request reads.
-    enum Key: Hashable { case sinks, inputs, server, sink(UInt32), input(UInt32) }
+    enum Key: Hashable { case sinks, inputs, outputs, server, sink(UInt32), input(UInt32), output(UInt32) }
 
     private let mainloop: OpaquePointer
     private let context: OpaquePointer
     private var sinks: [UInt32: Sink] = [:]
     private var inputs: [UInt32: SinkInput] = [:]
+    private var outputs: [UInt32: SourceOutput] = [:]
     private var server = ServerInfo(defaultSinkName: nil, serverName: "", serverVersion: "")
     private var inFlight: Set<Key> = []
     /// Asked for again while a request was in flight: asked once more when it is answered.
@@ -66,11 +68,11 @@ final class ServerMirror: @unchecked Sendable {
     /// A list the server refused: the snapshot reports it.
     private var refused = false
 
-    /// Starts the mirror: asks for the three lists. Lock held, context READY.
+    /// Starts the mirror: asks for the four lists. Lock held, context READY.
     init(mainloop: OpaquePointer, context: OpaquePointer) {
         self.mainloop = mainloop
         self.context = context
-        for key in [Key.sinks, .inputs, .server] { requestLocked(key) }
+        for key in [Key.sinks, .inputs, .outputs, .server] { requestLocked(key) }
     }
 
     /// Follows one subscription event (the subscribe callback, on the loop thread).
@@ -83,6 +85,8 @@ final class ServerMirror: @unchecked Sendable {
             marked.remove(event.index)
         case (.sinkInput, .changed) where holds > 0: marked.insert(event.index)
         case (.sinkInput, _): requestLocked(.input(event.index))
+        case (.sourceOutput, .removed): outputs[event.index] = nil
+        case (.sourceOutput, _): requestLocked(.output(event.index))
         case (.server, _): requestLocked(.server)
         case (.card, _): requestLocked(.sinks)
         case (.other, _): break
@@ -133,12 +137,13 @@ final class ServerMirror: @unchecked Sendable {
                 try waitAnswersLocked(on: connection, until: ContinuousClock.now + connection.answerTimeout)
             }
         }
-        if refused { throw DuckPromptError(.internal, "the server refused to list sinks or sink-inputs") }
+        if refused { throw DuckPromptError(.internal, "the server refused to list sinks, sink-inputs or source-outputs") }
         var info = server
         if let followed { info.defaultSinkName = followed }
         let snapshot = Snapshot(sinks: sinks.sorted { $0.key < $1.key }.map(\.value),
                                 sinkInputs: inputs.sorted { $0.key < $1.key }.map(\.value),
-                                defaultSinkName: info.defaultSinkName)
+                                defaultSinkName: info.defaultSinkName,
+                                sourceOutputs: outputs.sorted { $0.key < $1.key }.map(\.value))
         return (snapshot, info)
     }
 
@@ -169,6 +174,8 @@ final class ServerMirror: @unchecked Sendable {
         case .sink(let index): pa_context_get_sink_info_by_index(context, index, Self.sinkAnswer, request)
         case .inputs: pa_context_get_sink_input_info_list(context, Self.inputAnswer, request)
         case .input(let index): pa_context_get_sink_input_info(context, index, Self.inputAnswer, request)
+        case .outputs: pa_context_get_source_output_info_list(context, Self.outputAnswer, request)
+        case .output(let index): pa_context_get_source_output_info(context, index, Self.outputAnswer, request)
         case .server: pa_context_get_server_info(context, Self.serverAnswer, request)
         }
         guard let op else {
@@ -193,6 +200,7 @@ final class ServerMirror: @unchecked Sendable {
         let key: Key
         var sinks: [UInt32: Sink] = [:]
         var inputs: [UInt32: SinkInput] = [:]
+        var outputs: [UInt32: SourceOutput] = [:]
         init(_ mirror: ServerMirror, _ key: Key) { (self.mirror, self.key) = (mirror, key) }
     }
 
@@ -229,6 +237,25 @@ final class ServerMirror: @unchecked Sendable {
             if eol < 0 { mirror.refused = true } else { mirror.inputs = request.inputs }
         case .input(let index):
             mirror.inputs[index] = request.inputs[index]
+        default: break
+        }
+        mirror.answeredLocked(request.key)
+        unmanaged.release()
+    }
+
+    private static let outputAnswer: pa_source_output_info_cb_t = { _, info, eol, userdata in
+        let unmanaged = Unmanaged<Request>.fromOpaque(userdata!)
+        let request = unmanaged.takeUnretainedValue()
+        if eol == 0, let info {
+            request.outputs[info.pointee.index] = SourceOutput(info.pointee)
+            return
+        }
+        let mirror = request.mirror
+        switch request.key {
+        case .outputs:
+            if eol < 0 { mirror.refused = true } else { mirror.outputs = request.outputs }
+        case .output(let index):
+            mirror.outputs[index] = request.outputs[index]
         default: break
         }
         mirror.answeredLocked(request.key)

@@ -3,7 +3,7 @@ import CPulseAudio
 /// A server event, as `pa_context_subscribe` reports it: which facility, which index, and
 /// whether the object appeared, changed or went away.
 package struct ServerEvent: Sendable, Equatable {
-    package enum Facility: Sendable, Equatable { case sink, sinkInput, server, card, other }
+    package enum Facility: Sendable, Equatable { case sink, sinkInput, sourceOutput, server, card, other }
     package enum Change: Sendable, Equatable { case new, changed, removed }
     package var facility: Facility
     package var change: Change
@@ -18,6 +18,7 @@ package struct ServerEvent: Sendable, Equatable {
         facility = switch type & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue {
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue: .sink
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue: .sinkInput
+        case PA_SUBSCRIPTION_EVENT_SOURCE_OUTPUT.rawValue: .sourceOutput
         case PA_SUBSCRIPTION_EVENT_SERVER.rawValue: .server
         case PA_SUBSCRIPTION_EVENT_CARD.rawValue: .card
         default: .other
@@ -68,7 +69,7 @@ extension PulseConnection {
     ///
     /// - Throws: `.unavailable` when the server refuses or does not answer.
     /// libpulse: `pa_context_set_subscribe_callback`, `pa_context_subscribe` with
-    /// `PA_SUBSCRIPTION_MASK_SINK | SINK_INPUT | CARD | SERVER`.
+    /// `PA_SUBSCRIPTION_MASK_SINK | SINK_INPUT | SOURCE_OUTPUT | CARD | SERVER`.
     package func subscribe(into inbox: EventInbox) throws {
         try withLock {
             subscribers.inboxes.append(inbox)
@@ -93,8 +94,8 @@ extension PulseConnection {
             pa_threaded_mainloop_signal(subscribers.mainloop, 0)
         }, Unmanaged.passUnretained(subscribers).toOpaque())
         let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue
-            | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_CARD.rawValue
-            | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
+            | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_SOURCE_OUTPUT.rawValue
+            | PA_SUBSCRIPTION_MASK_CARD.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
         let op = pa_context_subscribe(context, mask, { _, _, userdata in
             pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
         }, UnsafeMutableRawPointer(mainloop))

@@ -12,6 +12,9 @@ package enum DeviceChange: Sendable, Equatable {
     case defaultChanged(from: String?, to: String?)
     /// Where a prompt would go changed (possibly to nowhere).
     case routeChanged(from: String?, to: String?)
+    /// The call state changed (`DeviceListing.callState`); `cause` names a call that makes the
+    /// new state ("sink-input 12 (Linphone, media.role=phone)"), nil for `none`.
+    case callStateChanged(from: CallState, to: CallState, cause: String?)
 
     /// A short name for the event: `sink-added`, `sink-removed`, `port-changed`,
     /// `availability-changed`, `default-changed`, `route-changed`.
@@ -23,6 +26,7 @@ package enum DeviceChange: Sendable, Equatable {
         case .availabilityChanged: "availability-changed"
         case .defaultChanged: "default-changed"
         case .routeChanged: "route-changed"
+        case .callStateChanged: "call-state-changed"
         }
     }
 
@@ -30,7 +34,7 @@ package enum DeviceChange: Sendable, Equatable {
     package var sinkName: String? {
         switch self {
         case .added(let s, _), .removed(let s), .portChanged(let s, _, _), .availabilityChanged(let s, _, _, _): s.name
-        case .defaultChanged, .routeChanged: nil
+        case .defaultChanged, .routeChanged, .callStateChanged: nil
         }
     }
 
@@ -45,11 +49,14 @@ package enum DeviceChange: Sendable, Equatable {
             return "sink \(s.name) port \(port) availability \(from.rawValue) -> \(to.rawValue)"
         case .defaultChanged(let from, let to): return "default sink \(name(from)) -> \(name(to))"
         case .routeChanged(let from, let to): return "prompt route \(name(from)) -> \(name(to))"
+        case .callStateChanged(let from, let to, let cause):
+            return "call \(from.rawValue) -> \(to.rawValue)" + (cause.map { " (\($0))" } ?? "")
         }
     }
 
     /// The changes between two listings of the same server, in a stable order: sinks removed,
-    /// added, port and availability changes (by sink name), then the default, then the route.
+    /// added, port and availability changes (by sink name), then the default, then the route,
+    /// then the call state.
     /// Sinks are matched by name (an index is reused by the server after removal).
     package static func between(_ old: DeviceListing, _ new: DeviceListing) -> [DeviceChange] {
         var changes: [DeviceChange] = []
@@ -76,6 +83,9 @@ package enum DeviceChange: Sendable, Equatable {
         }
         if old.route?.sink.name != new.route?.sink.name {
             changes.append(.routeChanged(from: old.route?.sink.name, to: new.route?.sink.name))
+        }
+        if old.callState != new.callState {
+            changes.append(.callStateChanged(from: old.callState, to: new.callState, cause: new.calls.cause?.detail))
         }
         return changes
     }

@@ -14,12 +14,20 @@ public struct DeviceListing: Sendable {
     public var serverVersion: String
     /// What was undone first for prompts that died mid-duck (one line each; usually empty).
     public var recoveryNotes: [String] = []
+    /// Every call seen: the server's call streams (`CallStreams`, from `snapshot`) and the
+    /// buses' calls given to `init`.
+    package var calls: CallStatus
+    /// Whether the user is on a call (`calls.state`): what `--during-call` follows.
+    public var callState: CallState { calls.state }
 
     /// Classifies and routes a snapshot (from a server or a dump), exactly as `play` would.
-    /// `config` supplies the user's `prefer`, `ranking` and `never` (default: none).
+    /// `config` supplies the user's `prefer`, `ranking` and `never` (default: none); `busCalls`
+    /// the calls of the session and system buses (`BusCalls`; none for a dump).
     package init(snapshot: Snapshot, request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig(),
-                serverName: String = "", serverVersion: String = "") {
+                serverName: String = "", serverVersion: String = "", busCalls: [CallReading] = []) {
         self.snapshot = snapshot
+        calls = CallStatus(readings: CallStreams.find(sinkInputs: snapshot.sinkInputs,
+                                                      sourceOutputs: snapshot.sourceOutputs).readings + busCalls)
         classifications = Classifier.classify(snapshot, ranking: config.ranking)
         do {
             route = try Router.route(snapshot, classifications: classifications, request: request, config: config)

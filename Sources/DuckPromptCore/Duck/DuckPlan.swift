@@ -227,7 +227,8 @@ package struct DuckPlan: Sendable, Equatable {
         }
     }
 
-    /// Whether a stream is ducked: it has a writable volume, its role is not exempt, it is not
+    /// Whether a stream is ducked: it has a writable volume, its role is not exempt nor a
+    /// call's (`CallStreams.isCallRole`: a call that starts mid-prompt is never ducked), it is not
     /// excluded, and it is not plumbing — a stream that carries another sink's audio (owned by
     /// a module: loopback, combine, remap, filters; or a PipeWire filter/loopback output, which
     /// shares a `node.link-group`; or EasyEffects' output). Those are left alone: what feeds
@@ -236,7 +237,7 @@ package struct DuckPlan: Sendable, Equatable {
     package func shouldDuck(_ input: SinkInput) -> Bool {
         guard depth < 0, !excluded.contains(input.index), input.hasVolume, input.volumeWritable,
               !input.volume.values.isEmpty else { return false }
-        if let role = input.mediaRole, exemptRoles.contains(role) { return false }
+        if let role = input.mediaRole, exemptRoles.contains(role) || CallStreams.isCallRole(role) { return false }
         if DuckPlan.isOwn(input) { return false }
         return !DuckPlan.isPlumbing(input)
     }

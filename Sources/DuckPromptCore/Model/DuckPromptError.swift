@@ -19,8 +19,9 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         /// is not JSON, or holds an unknown key or a bad value; the message names the file and
         /// the key. Exit 78 (`EX_CONFIG`).
         case config
-        /// A prompt dropped because it could not start in time (`--expire-ms`) or another
-        /// prompt was playing (`--on-busy drop`). Exit 75 (`EX_TEMPFAIL`).
+        /// A prompt dropped because it could not start in time (`--expire-ms`), another
+        /// prompt was playing (`--on-busy drop`), or a call was on (`--during-call drop`).
+        /// Exit 75 (`EX_TEMPFAIL`).
         case dropped
     }
 
@@ -35,6 +36,8 @@ public struct DuckPromptError: Error, Sendable, Equatable, CustomStringConvertib
         case busy
         /// It had not started by its deadline (`--expire-ms`).
         case expired
+        /// A call was on and its policy is `--during-call drop`.
+        case duringCall
     }
 
     /// A limit against too much input, which the error reports (the D-Bus service answers each

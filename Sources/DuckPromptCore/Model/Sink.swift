@@ -142,11 +142,17 @@ package struct SinkInput: Sendable, Equatable, Codable {
     package var ownerModule: UInt32?
     /// Driver (`pa_sink_input_info.driver`), e.g. `protocol-native.c`, `module-combine-sink.c`.
     package var driver: String
+    /// The client's index (`pa_sink_input_info.client`), nil for a module's stream or when
+    /// unknown: a call app's playback stream is found by its recording stream's client
+    /// (`CallStreams`).
+    package var client: UInt32?
 
     package init(index: UInt32, sinkIndex: UInt32, name: String = "",
                 volume: ChannelVolumes = ChannelVolumes([]), mute: Bool = false,
                 corked: Bool = false, hasVolume: Bool = true, volumeWritable: Bool = true,
-                properties: [String: String] = [:], ownerModule: UInt32? = nil, driver: String = "") {
+                properties: [String: String] = [:], ownerModule: UInt32? = nil, driver: String = "",
+                client: UInt32? = nil) {
+        self.client = client
         self.ownerModule = ownerModule
         self.driver = driver
         self.index = index
@@ -172,10 +178,15 @@ package struct Snapshot: Sendable, Equatable {
     package var sinkInputs: [SinkInput]
     /// Name of the default sink (`pa_server_info.default_sink_name`), nil when unknown.
     package var defaultSinkName: String?
+    /// All source-outputs, the recording streams (`pa_context_get_source_output_info_list`):
+    /// a call records (`CallStreams`). Empty in a dump, which has none.
+    package var sourceOutputs: [SourceOutput]
 
-    package init(sinks: [Sink], sinkInputs: [SinkInput] = [], defaultSinkName: String? = nil) {
+    package init(sinks: [Sink], sinkInputs: [SinkInput] = [], defaultSinkName: String? = nil,
+                 sourceOutputs: [SourceOutput] = []) {
         self.sinks = sinks
         self.sinkInputs = sinkInputs
         self.defaultSinkName = defaultSinkName
+        self.sourceOutputs = sourceOutputs
     }
 }

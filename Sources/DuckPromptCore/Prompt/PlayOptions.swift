@@ -53,6 +53,13 @@ public struct PlayOptions: Sendable {
     /// The rate texts are spoken at, in words per minute (`--rate`), within
     /// `wordsPerMinuteRange`; nil: `SpeechSource.defaultWordsPerMinute`.
     public var wordsPerMinute: Int?
+    /// What the prompt does while a call rings or is on (`--during-call`, `CallState.isOn`):
+    /// default `mix`.
+    public var duringCall: DuringCallPolicy = .mix
+    /// Under `mix`, the prompt's own volume during a call, in dB relative to what it would be
+    /// (`--volume`, else the saved volume): at most 0, default -10 dB (`--call-duck`), within
+    /// `duckRange`.
+    public var callDuck = Decibels(-10)
 
     /// `volume`'s range in dB: at most 20 dB over the saved prompt volume (ten times its
     /// amplitude; libpulse would take up to `PA_VOLUME_MAX`, about +192 dB, and a typo such as

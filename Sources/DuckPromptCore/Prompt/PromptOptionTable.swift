@@ -77,7 +77,7 @@ package struct PromptOption: Sendable, Equatable, CustomStringConvertible {
     /// Every option a prompt takes, in the order the help lists them.
     package static let all: [PromptOption] = [
         device, duck, duckMode, noPause, rewindMs, duckExemptRole, attackMs, releaseMs, volume, latencyMsec,
-        preRollMs, priority, expireMs, onBusy, property, voice, rate,
+        preRollMs, priority, expireMs, onBusy, duringCall, callDuck, property, voice, rate,
     ]
 
     /// The row with this long option name.
@@ -135,6 +135,14 @@ package struct PromptOption: Sendable, Equatable, CustomStringConvertible {
         name: "on-busy", valueName: "POLICY", busKey: "on-busy", configKey: "on_busy",
         kind: .choice(BusyPolicy.allCases.map(\.rawValue)), defaultValue: BusyPolicy.wait.rawValue,
         help: "When another prompt plays or waits")
+    package static let duringCall = PromptOption(
+        name: "during-call", valueName: "POLICY", busKey: "during-call", configKey: "during_call",
+        kind: .choice(DuringCallPolicy.allCases.map(\.rawValue)), defaultValue: DuringCallPolicy.mix.rawValue,
+        help: "While a call rings or is on")
+    package static let callDuck = PromptOption(
+        name: "call-duck", valueName: "GAIN", busKey: "call-duck", configKey: "call_duck_db",
+        kind: .gain(PlayOptions.duckRange), defaultValue: "-10dB",
+        help: "Under --during-call mix, play the prompt GAIN below its own level")
     package static let property = PromptOption(
         name: "property", valueName: "KEY=VALUE", busKey: "properties", configKey: "properties", kind: .properties,
         defaultValue: "", help: "Set a stream property")
@@ -187,6 +195,8 @@ package struct PromptOption: Sendable, Equatable, CustomStringConvertible {
         case ("priority", .word(let word)): options.priority = try choice(word)
         case ("expire-ms", .whole(let ms)): options.expireMs = ms
         case ("on-busy", .word(let word)): options.onBusy = try choice(word)
+        case ("during-call", .word(let word)): options.duringCall = try choice(word)
+        case ("call-duck", .gain(let gain)): options.callDuck = gain
         case ("property", .properties(let properties)):
             guard !properties.keys.contains(where: \.isEmpty) else { throw failure("needs a name: KEY=VALUE") }
             options.properties.merge(properties) { _, given in given }
@@ -207,6 +217,7 @@ package struct PromptOption: Sendable, Equatable, CustomStringConvertible {
     package func check(in options: PlayOptions) throws {
         switch name {
         case "duck": try check(options.duck)
+        case "call-duck": try check(options.callDuck)
         case "volume": try check(options.volume)
         case "rewind-ms": try check(options.rewindMs)
         case "attack-ms": try check(options.attackMs)

@@ -26,6 +26,9 @@ package struct PromptPlan: Sendable, Equatable {
     package var silenceMs: Int
     /// What `PromptLifecycle` is told when routed.
     package var routing: PromptLifecycle.Routing
+    /// The prompt's own volume relative to the saved one, in dB: `--volume`, lowered by
+    /// `--call-duck` when it plays under a call (`CallDecision.mix`); nil: the saved volume.
+    package var promptGain: Decibels?
 
     /// The duck's depth for the options: 0 for `--duck-mode none`, -infinity for `mute`, else
     /// `--duck` (dB, at most 0), no deeper than a journal holds (`DuckJournal.deepestDepth`:
@@ -50,16 +53,26 @@ package struct PromptPlan: Sendable, Equatable {
     ///     prompt starts once it is paused).
     ///   - handed: the duck of a prompt this one interrupted, taken over so that nothing rises
     ///     in between; nil when none.
+    ///   - call: what the prompt does about a call (`CallDecision.decide`): `.mix` lowers its
+    ///     own volume.
+    ///   - callStreams: the sink-inputs of a call (`CallStreams`): never ducked, whatever the
+    ///     exempt roles.
     ///   - pid: this process's id, for `duckprompt.prompt`.
     ///   - math: libpulse's volume arithmetic (`VolumeArithmetic.libpulse`).
     package init(options: PlayOptions, inputs: [SinkInput], route: RouteDecision, parts: Int,
                  excluding: Set<UInt32>, pausing: Set<UInt32>, playersPaused: Int, pausesPlayer: Bool,
-                 handed: DuckJournal?, pid: Int32, math: VolumeArithmetic) {
+                 handed: DuckJournal?, call: CallDecision = .play, callStreams: Set<UInt32> = [],
+                 pid: Int32, math: VolumeArithmetic) {
         var duck = DuckPlan(inputs: inputs, depth: Self.depth(for: options), exemptRoles: options.exemptRoles,
-                            excluding: excluding, pausing: pausing, math: math)
+                            excluding: excluding.union(callStreams), pausing: pausing, math: math)
         if let handed { duck.adopt(handed, live: inputs) }
         self.duck = duck
-        journals = duck.depth < 0 || !duck.entries.isEmpty || !duck.ended.isEmpty || options.volume != nil
+        if case .mix(let under) = call {
+            promptGain = Decibels((options.volume?.value ?? 0) + under.value)
+        } else {
+            promptGain = options.volume
+        }
+        journals = duck.depth < 0 || !duck.entries.isEmpty || !duck.ended.isEmpty || promptGain != nil
             || playersPaused > 0
         properties = options.properties
         properties["media.role"] = properties["media.role"] ?? "navigation"
@@ -69,6 +82,6 @@ package struct PromptPlan: Sendable, Equatable {
         routing = PromptLifecycle.Routing(parts: parts, preRollMs: preRollMs,
                                           ducks: !duck.entries.isEmpty || pausesPlayer,
                                           busy: duck.entries.count >= Self.busyDesktopStreams,
-                                          relativeVolume: options.volume != nil)
+                                          relativeVolume: promptGain != nil)
     }
 }

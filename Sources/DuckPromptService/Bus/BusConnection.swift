@@ -33,6 +33,7 @@ final class BusConnection: @unchecked Sendable {
     private enum Outgoing {
         case signal(member: String, values: [BusValue])
         case answer(HeldCall, Answer)
+        case callState(CallState)
     }
 
     /// Handles one method call on the bus thread; its arguments are read from `call`.
@@ -126,6 +127,13 @@ final class BusConnection: @unchecked Sendable {
         poke()
     }
 
+    /// Sets the `CallState` property; sent (with `PropertiesChanged` when it changed) by the
+    /// bus thread. Any thread.
+    func setCallState(_ state: CallState) {
+        lock.withLock { outbox.append(.callState(state)) }
+        poke()
+    }
+
     /// Keeps a call for a later answer; on the bus thread, in a handler (`sd_bus_message_ref`).
     func hold(_ call: BusReader) -> HeldCall {
         HeldCall(message: sd_bus_message_ref(call.message))
@@ -215,6 +223,9 @@ final class BusConnection: @unchecked Sendable {
         for item in pending {
             switch item {
             case .signal(let member, let values): send(member, values)
+            case .callState(let state):
+                let r = dp_bus_object_set_call_state(object, bus, path, interface, state.rawValue)
+                if r < 0 { serviceLog("CallState not sent: \(String(cString: strerror(-r)))") }
             case .answer(let call, let answer):
                 var error = sd_bus_error()
                 let r = reply(call.message, answer, &error)

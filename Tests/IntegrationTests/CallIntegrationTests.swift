@@ -1,0 +1,150 @@
+import DuckPromptTestSupport
+import Foundation
+import DuckPromptProbe
+import Testing
+
+/// A prompt while the user is on a call (`--during-call`), on the live server: the call is a
+/// real stream with `media.role=phone` (paplay, parecord), as a VoIP app or a phone's call
+/// audio makes; what a listener hears is measured on the speaker's monitor (the prompt's
+/// 1 kHz, the call's 500 Hz, the music's 300 Hz). The buses' call sources are tested in
+/// CallSourceIntegrationTests.
+@Suite(.serialized)
+struct CallIntegrationTests {
+    /// A speaker with music and a call playing on it, and its monitor being recorded.
+    struct Calling {
+        let rig: Rig
+        let speaker: String
+        let recorder: MonitorRecorder
+        let call: String
+        let music: String
+        let callVolume: [Int]
+        let musicVolume: [Int]
+        let callPlayer: Background
+
+        init() throws {
+            (rig, speaker) = try Rig.defaultSpeaker()
+            recorder = try MonitorRecorder(sink: speaker)
+            music = "music-\(rig.tag)"
+            call = "call-\(rig.tag)"
+            try rig.player(sink: speaker, app: music, role: "music", volume: nil, hertz: 300)
+            callPlayer = try rig.player(sink: speaker, app: call, role: "phone", volume: nil, hertz: 500)
+            // Both heard on the monitor before anything else happens.
+            let recording = recorder
+            let heard = eventually(timeout: timeLimit(5)) {
+                guard let last = recording.latest(frames: 4800) else { return false }
+                return Levels.median(Levels.tone(last, hertz: 500)) > -30 && Levels.median(Levels.tone(last, hertz: 300)) > -30
+            }
+            if !heard { throw TestFailure("the call and the music are not on the speaker's monitor") }
+            callVolume = try #require(try Pactl.volume(ofApp: call))
+            musicVolume = try #require(try Pactl.volume(ofApp: music))
+        }
+
+        /// The recording, `seconds` more of it first.
+        func stop(after seconds: Double = 0.3) throws -> [Float] {
+            try recorder.waitForMoreAudio(seconds: seconds)
+            return recorder.stop()
+        }
+
+        /// The 10 ms window the recording is at now.
+        var window: Int { Int(recorder.receivedSeconds * 100) }
+    }
+
+    /// The 10 ms windows in which the prompt's 1 kHz tone is heard (above -40 dB), in runs
+    /// of 10 or more: not the stray window a click or the chime splashes into it.
+    static func promptRuns(_ samples: [Float]) -> [(first: Int, last: Int, count: Int)] {
+        Levels.runs(Levels.tone(samples, hertz: 1000), above: -40)
+    }
+
+    /// Gain in dB of the prompt file (a 0.5 full-scale sine) over the players' (0.3).
+    static let promptOverPlayers = 20 * log10(0.5 / 0.3)
+
+    @Test("mix (the default): the prompt 10 dB under its own level, the call's stream untouched (volume and monitor), the music ducked")
+    func mix() throws {
+        let calling = try Calling()
+        // The 100 ms before the command: the call and the music at their own levels.
+        let before = max(0, calling.window - 10)..<calling.window
+        let result = try run([duckpromptBinary, "play", try DuckIntegrationTests.prompt(seconds: 1.0)], check: false)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("played under a call at -10 dB"), "\(result.stderr)")
+        let samples = try calling.stop()
+
+        let heard = try #require(Self.promptRuns(samples).max { $0.count < $1.count }, "the prompt was not heard")
+        let inner = (heard.first + 5)..<(heard.last - 5)
+        // The music, before the attack, at its own volume (100 %): what a 0.3 sine measures on
+        // this monitor. The prompt's file is 4.4 dB louder; under the call 10 dB lower.
+        let music = Levels.tone(samples, hertz: 300)
+        let musicBefore = Levels.median(music[before])
+        let level = Levels.median(Levels.tone(samples, hertz: 1000)[inner])
+        let under = musicBefore + Self.promptOverPlayers - level
+        print("[\(TestServer.kind)] under a call: the prompt \(under) dB under its own level")
+        #expect(abs(under - 10) < 1.0, "the prompt at \(level) dB, \(under) dB under its own level, not 10")
+        // The call: as loud during the prompt as before its attack.
+        let call = Levels.tone(samples, hertz: 500)
+        let callBefore = Levels.median(call[before])
+        let callDuring = Levels.median(call[inner])
+        #expect(abs(callDuring - callBefore) < 0.5, "the call went from \(callBefore) to \(callDuring) dB")
+        #expect(callBefore > -30, "the call is not on the monitor: \(callBefore) dB")
+        // The music: ducked as without a call.
+        #expect(musicBefore - Levels.median(music[inner]) > 18, "the music was not ducked")
+        #expect(try Pactl.volume(ofApp: calling.call) == calling.callVolume)
+        #expect(try eventually(timeout: timeLimit(2)) { try Pactl.volume(ofApp: calling.music) == calling.musicVolume })
+    }
+
+    @Test("chime: a short earcon instead of the prompt, the call untouched")
+    func chime() throws {
+        let calling = try Calling()
+        let result = try run([duckpromptBinary, "play", "--during-call", "chime",
+                              try DuckIntegrationTests.prompt(seconds: 1.0)], check: false)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("chime instead of speech during a call"), "\(result.stderr)")
+        let samples = try calling.stop()
+        #expect(Self.promptRuns(samples).isEmpty, "the prompt itself was heard")
+        // The earcon's second note, 880 Hz for 180 ms.
+        let chime = Levels.tone(samples, hertz: 880)
+        let heard = try #require(Levels.span(chime, above: -30), "no chime on the monitor")
+        #expect(heard.count >= 12 && heard.count <= 25, "the chime's note lasted \(heard.count) windows")
+        #expect(try Pactl.volume(ofApp: calling.call) == calling.callVolume)
+    }
+
+    @Test("drop: exit 75 naming the call, nothing heard, nothing ducked")
+    func drop() throws {
+        let calling = try Calling()
+        let start = calling.window
+        let result = try run([duckpromptBinary, "play", "--during-call", "drop",
+                              try DuckIntegrationTests.prompt(seconds: 1.0)], check: false)
+        #expect(result.status == 75)
+        #expect(result.stderr.contains("prompt dropped: a call is on (sink-input")
+                && result.stderr.contains("media.role=phone"), "\(result.stderr)")
+        let samples = try calling.stop(after: 0.6)
+        #expect(Self.promptRuns(samples).isEmpty)
+        // The music's level never moved, from the command's start on.
+        let music = Levels.tone(samples, hertz: 300).dropFirst(start)
+        #expect(music.count > 50 && (music.max() ?? 0) - (music.min() ?? 0) < 1, "the music's level moved: \(music)")
+        #expect(try Pactl.volume(ofApp: calling.music) == calling.musicVolume)
+    }
+
+    @Test("defer: waits while the call plays and plays once it ended; with --expire-ms it is dropped instead")
+    func deferred() throws {
+        let calling = try Calling()
+        let prompt = try DuckIntegrationTests.prompt(seconds: 0.5)
+        let expired = try run([duckpromptBinary, "play", "--during-call", "defer", "--expire-ms", "300", prompt], check: false)
+        #expect(expired.status == 75)
+        #expect(expired.stderr.contains("not started within 300 ms (a call was on"), "\(expired.stderr)")
+
+        let waiting = try Background([duckpromptBinary, "play", "--during-call", "defer", prompt],
+                                     environment: ["DUCKPROMPT_DEBUG": "1"], captureStderr: true)
+        #expect(waiting.waitForOutput(containing: "call: active", timeout: timeLimit(5)))
+        calling.callPlayer.stop()
+        #expect(waiting.wait(timeout: timeLimit(10)) == 0)
+        let output = String(decoding: waiting.bytes, as: UTF8.self)
+        #expect(output.contains("deferred") && output.contains("s for a call"), "\(output)")
+        let samples = try calling.stop()
+        // The prompt after the call: its first window after the call's last.
+        // The call's end: the last window of its last run (not a stray window the prompt's
+        // edge splashes into 500 Hz).
+        let callEnd = try #require(Levels.runs(Levels.tone(samples, hertz: 500), above: -40).last?.last)
+        let heard = try #require(Self.promptRuns(samples).first, "the deferred prompt was not heard")
+        #expect(heard.first > callEnd, "the prompt began at window \(heard.first), the call ended at \(callEnd)")
+        #expect(heard.count >= 40)
+    }
+}
