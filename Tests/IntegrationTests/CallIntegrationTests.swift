@@ -148,3 +148,60 @@ struct CallIntegrationTests {
         #expect(heard.count >= 40)
     }
 }
+
+/// The call state as an app sees it: `devices --watch` and the service's `CallState` property
+/// with `PropertiesChanged`, following real call streams on and off.
+@Suite(.serialized)
+struct CallStateIntegrationTests {
+    /// A call app's microphone: parecord with `media.role=phone` (recording to /dev/null).
+    static func microphone(_ app: String) throws -> Background {
+        try Background(["parecord", "--client-name=\(app)", "--property=application.name=\(app)",
+                        "--property=media.role=phone", "--file-format=wav", "/dev/null"])
+    }
+
+    @Test("devices --watch reports a recording with media.role=phone as a call, and its end")
+    func watch() throws {
+        let (rig, _) = try Rig.defaultSpeaker()
+        let watch = try Background([duckpromptBinary, "devices", "--watch"])
+        defer { watch.stop() }
+        #expect(watch.waitForOutput(containing: "prompt goes to", timeout: timeLimit(5)))
+        let app = "mic-\(rig.tag)"
+        let mic = try Self.microphone(app)
+        #expect(watch.waitForOutput(containing: "call-state-changed: call none -> active (source-output", timeout: timeLimit(5)),
+                "\(String(decoding: watch.bytes, as: UTF8.self))")
+        #expect(String(decoding: watch.bytes, as: UTF8.self).contains("\(app), media.role=phone)"))
+        mic.stop()
+        #expect(watch.waitForOutput(containing: "call-state-changed: call active -> none", timeout: timeLimit(5)),
+                "\(String(decoding: watch.bytes, as: UTF8.self))")
+        let json = try run([duckpromptBinary, "devices", "--json"]).stdout
+        #expect(json.contains(#""state" : "none""#), "\(json)")
+    }
+
+    @Test("The service's CallState follows a phone stream (PropertiesChanged); a Play under during-call drop is Error.Dropped, under mix PromptFinished says so")
+    func service() throws {
+        let (rig, speaker) = try Rig.defaultSpeaker()
+        let service = try ServiceIntegrationTests.Service()
+        defer { _ = service.stop() }
+        func property() throws -> String {
+            try run(["gdbus", "call", "--session", "--dest", ServiceIntegrationTests.name, "--object-path",
+                     ServiceIntegrationTests.path, "--method", "org.freedesktop.DBus.Properties.Get",
+                     ServiceIntegrationTests.name, "CallState"]).stdout
+        }
+        #expect(try property().contains("'none'"))
+        let call = try rig.player(sink: speaker, app: "call-\(rig.tag)", role: "phone", volume: nil, hertz: 500)
+        #expect(eventually(timeout: timeLimit(5)) { service.signals.contains("'CallState': <'active'>") }, "\(service.signals)")
+        #expect(try property().contains("'active'"))
+
+        let prompt = try DuckIntegrationTests.prompt(seconds: 0.5)
+        let dropped = try service.call("Play", "['\(prompt)']", "{'during-call': <'drop'>}")
+        #expect(dropped.status != 0 && dropped.stderr.contains("Error.Dropped")
+                && dropped.stderr.contains("a call is on"), "\(dropped.stderr)")
+        let id = try ServiceIntegrationTests.Service.id(try service.call("Play", "['\(prompt)']", "@a{sv} {}"))
+        #expect(try service.finished(id) == "played")
+        #expect(service.signals.contains("played under a call at -10 dB"), "\(service.signals)")
+
+        call.stop()
+        #expect(eventually(timeout: timeLimit(5)) { service.signals.contains("'CallState': <'none'>") }, "\(service.signals)")
+        #expect(service.stop() == 0)
+    }
+}
