@@ -152,3 +152,28 @@ struct CallPolicyTests {
         #expect(DeviceChange.between(before, before).isEmpty)
     }
 }
+
+/// The sink that takes over when a prompt's sink goes mid-prompt (`SinkSuccessor`).
+struct SinkSuccessorTests {
+    static func sink(_ name: String, _ properties: [String: String] = [:]) -> Sink {
+        Sink(index: 0, name: name, state: .running, properties: properties)
+    }
+
+    @Test("the same Bluetooth address, however it is written, is the successor; another device is not", arguments: [
+        // PipeWire: api.bluez5.address.
+        ("bluez_output.AA_BB_CC_DD_EE_FF.1", ["api.bluez5.address": "AA:BB:CC:DD:EE:FF"],
+         [("bluez_output.AA_BB_CC_DD_EE_FF.headset-head-unit", ["api.bluez5.address": "AA:BB:CC:DD:EE:FF"])], Optional("bluez_output.AA_BB_CC_DD_EE_FF.headset-head-unit")),
+        // PulseAudio: device.string of a bluez sink, and the name.
+        ("bluez_sink.aa:bb:cc:dd:ee:ff.a2dp_sink", ["device.api": "bluez", "device.string": "aa:bb:cc:dd:ee:ff"],
+         [("alsa_output.pci.analog-stereo", [:]), ("bluez_sink.AA:BB:CC:DD:EE:FF.handsfree_head_unit", [:])],
+         "bluez_sink.AA:BB:CC:DD:EE:FF.handsfree_head_unit"),
+        // Another headset.
+        ("bluez_output.AA_BB_CC_DD_EE_FF.1", [:], [("bluez_output.11_22_33_44_55_66.1", [:])], nil),
+        // Not a Bluetooth sink: no successor, even a sink of the same card.
+        ("alsa_output.usb-dac.analog-stereo", ["device.string": "front:2"], [("alsa_output.usb-dac.iec958-stereo", ["device.string": "front:2"])], nil),
+    ] as [(String, [String: String], [(String, [String: String])], String?)])
+    func successor(gone: String, properties: [String: String], sinks: [(String, [String: String])], expected: String?) {
+        let found = SinkSuccessor.successor(of: Self.sink(gone, properties), among: sinks.map { Self.sink($0.0, $0.1) })
+        #expect(found?.name == expected)
+    }
+}

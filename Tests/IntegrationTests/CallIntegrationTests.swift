@@ -205,3 +205,80 @@ struct CallStateIntegrationTests {
         #expect(service.stop() == 0)
     }
 }
+
+/// A Bluetooth headset switching profile mid-prompt, as WirePlumber does when a call app starts
+/// recording: its A2DP sink goes, its HFP sink (the same `api.bluez5.address`) comes. The
+/// prompt follows the device, or stops and says why; the duck holds across.
+@Suite(.serialized)
+struct ProfileSwitchIntegrationTests {
+    static let address = "AA:BB:CC:DD:EE:01"
+
+    static func headset(_ rig: Rig, profile: String) throws -> (name: String, module: String) {
+        let name = "dp_bt_\(profile)_\(rig.tag)"
+        let module = try Pactl.loadNullSink(name: name, properties: [
+            "device.description": "BT-Headset", "device.api": "bluez5", "device.bus": "bluetooth",
+            "api.bluez5.profile": profile, "api.bluez5.address": address, "device.form_factor": "headset"])
+        return (name, module)
+    }
+
+    /// Music on the speaker, a 2 s prompt on the headset's A2DP sink, the A2DP sink unloaded
+    /// once the music is ducked; `successor` loads the HFP sink (or not) right after.
+    static func switchMidPrompt(successor: Bool) throws -> (result: ProcessResult, music: [Float], hfp: [Float]?,
+                                                             restored: Bool) {
+        let (rig, speaker) = try Rig.defaultSpeaker()
+        let a2dp = try headset(rig, profile: "a2dp-sink")
+        let app = "music-\(rig.tag)"
+        try rig.player(sink: speaker, app: app, role: "music", volume: nil, hertz: 300)
+        let before = try #require(try Pactl.volume(ofApp: app))
+        let speakerRecorder = try MonitorRecorder(sink: speaker)
+        try speakerRecorder.waitForAudio(seconds: 0.3)
+        let prompt = try Background([duckpromptBinary, "play", "-d", a2dp.name, try DuckIntegrationTests.prompt(seconds: 2.0)],
+                                    captureStderr: true)
+        try DuckIntegrationTests.waitFullyDucked(app, from: before)
+        Pactl.unload(a2dp.module)
+        var hfpRecorder: MonitorRecorder? = nil
+        if successor {
+            let hfp = try headset(rig, profile: "headset-head-unit")
+            rig.modules.append(hfp.module)
+            hfpRecorder = try MonitorRecorder(sink: hfp.name)
+        }
+        let status = prompt.wait(timeout: timeLimit(10))
+        try speakerRecorder.waitForMoreAudio(seconds: 0.8)
+        let output = String(decoding: prompt.bytes, as: UTF8.self)
+        // While the rig (and its music) is still there.
+        let restored = try eventually(timeout: timeLimit(2)) { try Pactl.volume(ofApp: app) == before }
+        return (ProcessResult(status: status ?? -1, stdout: "", stderr: output, seconds: 0), speakerRecorder.stop(),
+                hfpRecorder?.stop(), restored)
+    }
+
+    /// Whether the music, once ducked, stayed ducked until the release: no 10 ms window back
+    /// within 10 dB of its level before, between its first ducked window and its last.
+    static func duckHeld(_ music: [Float]) -> Bool {
+        let levels = Levels.tone(music, hertz: 300)
+        let full = Levels.median(levels.prefix(20))
+        guard let first = levels.firstIndex(where: { $0 < full - 18 }),
+              let last = levels.lastIndex(where: { $0 < full - 18 }) else { return false }
+        return !levels[first...last].contains { $0 > full - 10 }
+    }
+
+    @Test("A2DP to HFP mid-prompt: the prompt follows the headset to its HFP sink and is heard there, the music ducked throughout and restored exactly")
+    func follows() throws {
+        let (result, music, hfp, restored) = try Self.switchMidPrompt(successor: true)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("followed the device from dp_bt_a2dp-sink_"), "\(result.stderr)")
+        let heard = Levels.runs(Levels.tone(try #require(hfp), hertz: 1000), above: -40)
+        #expect(heard.contains { $0.count >= 30 }, "the rest of the prompt was not heard on the HFP sink: \(heard)")
+        #expect(Levels.runs(Levels.tone(music, hertz: 1000), above: -40).isEmpty, "the prompt was heard on the speaker")
+        #expect(Self.duckHeld(music), "the music came up during the switch")
+        #expect(restored, "the music's volume is not what it was")
+    }
+
+    @Test("The headset's sink goes and none of it comes back: the prompt stops (exit 69) naming the sink, not played on the speaker; the music restored exactly")
+    func stops() throws {
+        let (result, music, _, restored) = try Self.switchMidPrompt(successor: false)
+        #expect(result.status == 69)
+        #expect(result.stderr.contains("went away mid-prompt and no sink of the same device came"), "\(result.stderr)")
+        #expect(Levels.runs(Levels.tone(music, hertz: 1000), above: -40).isEmpty, "the prompt was heard on the speaker")
+        #expect(restored, "the music's volume is not what it was")
+    }
+}

@@ -232,10 +232,20 @@ final class PromptRun {
             }
             // The first part's duration includes its pre-roll's silence.
             let length = groups[part].duration
-            let deadline = ContinuousClock.now + .milliseconds(Int(length * 1000)) + connection.answerTimeout
+            var deadline = ContinuousClock.now + .milliseconds(Int(length * 1000)) + connection.answerTimeout
             let playing = stream(part)
-            let done = try duck.run(toGain: nil, until: { playing.drainedLocked }, stop: stopRequested,
+            let stop = stopRequested
+            var done = false
+            while true {
+                done = try duck.run(toGain: nil, until: { playing.drainedLocked }, stop: { stop() || playing.movedLocked },
                                     deadline: deadline, what: "playing the prompt")
+                // Its sink went away (the server moved the stream): the device's new sink takes
+                // it, or it stops; the duck holds meanwhile.
+                guard !done, !control.isStopped else { break }
+                let waited = ContinuousClock.now
+                if let failure = try followDevice(playing) { return .stopped(.error(failure)) }
+                deadline += ContinuousClock.now - waited
+            }
             if done { try playing.checkPlayedThrough() }
             if done, part == groups.count - 1 { checkAudible(playing) }
             return done ? .drained(part: part) : .stopped(stopCause)
@@ -535,6 +545,61 @@ final class PromptRun {
 
     /// How often a deferred prompt looks at the buses' calls (the server's streams wake it at once).
     static let callPoll: Duration = .milliseconds(250)
+
+    /// The prompt's sink went away while it played (the server moved its stream: a Bluetooth
+    /// headset switched from A2DP to HFP, a device unplugged): follows the device to its new
+    /// sink (`SinkSuccessor`: the same Bluetooth address), waiting up to `successorWait` for it
+    /// to come, and later parts play there too. A stream moved while its sink is still there
+    /// (the user moved it, with pavucontrol) is left where it was moved.
+    /// - Returns: nil when the prompt plays on; the error that stops it when no sink of the
+    ///   device came (`.unavailable`, naming the sink).
+    /// - Throws: `.unavailable` when the server goes or refuses the move.
+    private func followDevice(_ playing: PromptStream) throws -> DuckPromptError? {
+        guard let route else { return nil }
+        let gone = route.sink
+        // Not heard where the server moved it (the speaker, for a headset) while it looks.
+        let movedTo = connection.withLock { () -> String? in
+            _ = playing.takeMovedLocked()
+            playing.pauseLocked()
+            return playing.sinkNameLocked
+        }
+        // The notice of its own last move, come late: nothing to do.
+        if movedTo == gone.name {
+            playing.start()
+            return nil
+        }
+        let inbox = EventInbox(mainloop: connection.mainloop)
+        try connection.subscribe(into: inbox)
+        defer { connection.unsubscribe(inbox) }
+        let deadline = ContinuousClock.now + Self.successorWait
+        while true {
+            let sinks = try connection.sinkList()
+            if sinks.contains(where: { $0.name == gone.name }) {
+                playing.start()
+                notes.append("the prompt was moved from \(gone.name) to \(movedTo ?? "another sink") by another client: "
+                    + "it played on there")
+                return nil
+            }
+            if let next = SinkSuccessor.successor(of: gone, among: sinks) {
+                DebugTrace.write("prompt: \(gone.name) went away; following the device to \(next.name)")
+                try playing.move(to: next.name)
+                playing.start()
+                notes.append("followed the device from \(gone.name) to \(next.name), its new sink (\(gone.name) went away "
+                    + "mid-prompt: a Bluetooth profile switch)")
+                self.route?.sink = next
+                return nil
+            }
+            if ContinuousClock.now >= deadline {
+                return DuckPromptError(.unavailable, "the sink \(gone.name) went away mid-prompt and no sink of the same "
+                    + "device came within \(Int(Self.successorWait.seconds * 1000)) ms (the server had moved it to "
+                    + "\(movedTo ?? "another sink")): the prompt was stopped")
+            }
+            _ = try connection.withLock { try connection.nextEventsLocked(inbox, until: deadline) }
+        }
+    }
+
+    /// How long a prompt whose sink went away waits for the device's new sink (`followDevice`).
+    static let successorWait: Duration = .milliseconds(1500)
 
     /// How long a relative `--volume` waits for pipewire-pulse to know the stream's volume
     /// (`ready`); without it by then, the prompt plays at the server's volume, unscaled.

@@ -114,6 +114,11 @@ final class PromptStream: @unchecked Sendable {
                 let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
                 pa_threaded_mainloop_signal(box.mainloop, 0)
             }, userdata)
+            pa_stream_set_moved_callback(stream, { _, userdata in
+                let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
+                box.moved = true
+                pa_threaded_mainloop_signal(box.mainloop, 0)
+            }, userdata)
             pa_stream_set_write_callback(stream, { stream, nbytes, userdata in
                 let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
                 PromptStream.fill(stream!, requested: nbytes, box: box)
@@ -216,6 +221,12 @@ final class PromptStream: @unchecked Sendable {
         }
     }
 
+    /// Pauses playback, keeping what is buffered (a prompt whose sink went away, while it looks
+    /// for the device's new one): `pa_stream_cork(s, 1)`; `start()` resumes. Lock held.
+    func pauseLocked() {
+        if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
+    }
+
     /// Whether the next `start()` sends no uncork (`withholdUncork()`). Lock held.
     private var uncorkWithheld = false
 
@@ -239,6 +250,42 @@ final class PromptStream: @unchecked Sendable {
 
     /// Whether the last sample has been played (`pa_stream_drain` acknowledged). Lock held.
     var drainedLocked: Bool { box.drained }
+
+    /// Whether the server moved the stream to another sink since the last look (its sink went
+    /// away: a Bluetooth profile switch, a device unplugged; or a user moved it); the flag is
+    /// cleared. Lock held. libpulse: `pa_stream_set_moved_callback`.
+    func takeMovedLocked() -> Bool {
+        defer { box.moved = false }
+        return box.moved
+    }
+
+    /// Whether the server moved the stream (`takeMovedLocked`), not clearing it. Lock held.
+    var movedLocked: Bool { box.moved }
+
+    /// The name of the sink the stream plays on now (`pa_stream_get_device_name`); nil when
+    /// not known. Lock held.
+    var sinkNameLocked: String? { pa_stream_get_device_name(stream).map { String(cString: $0) } }
+
+    /// Moves the stream to `sink` and waits for the server's answer; the move's own moved
+    /// notice is cleared. Call without the lock.
+    /// - Throws: `.unavailable` when the server refuses (the sink is gone) or does not answer.
+    /// libpulse: `pa_context_move_sink_input_by_name`.
+    func move(to sink: String) throws {
+        let ok = try connection.withLock { () -> Bool in
+            let index = pa_stream_get_index(stream)
+            final class Answer { var success: Int32 = -1; let mainloop: OpaquePointer; init(_ m: OpaquePointer) { mainloop = m } }
+            let answer = Answer(connection.mainloop)
+            let op = pa_context_move_sink_input_by_name(connection.context, index, sink, { _, success, userdata in
+                let answer = Unmanaged<Answer>.fromOpaque(userdata!).takeUnretainedValue()
+                answer.success = success
+                pa_threaded_mainloop_signal(answer.mainloop, 0)
+            }, Unmanaged.passUnretained(answer).toOpaque())
+            try withExtendedLifetime(answer) { try connection.waitLocked(for: op, what: "moving the prompt to \(sink)") }
+            box.moved = false
+            return answer.success > 0
+        }
+        if !ok { throw DuckPromptError(.unavailable, "the server would not move the prompt to sink '\(sink)'") }
+    }
 
     /// Stops playback at once (an interrupted prompt): `pa_stream_cork(s, 1)` and
     /// `pa_stream_flush`. Lock held.

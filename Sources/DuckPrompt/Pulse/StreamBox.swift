@@ -13,6 +13,9 @@ final class StreamBox: @unchecked Sendable {
     var stream: OpaquePointer?
     var reachedEnd = false
     var drained = false
+    /// The server moved the stream to another sink (`pa_stream_set_moved_callback`): its sink
+    /// went away, or someone moved it. Cleared by `PromptStream.takeMovedLocked()`.
+    var moved = false
     var framesWritten: Int64 = 0
     /// Playing: not corked (`start()`, or connected uncorked).
     var uncorked = false
