@@ -25,6 +25,7 @@ DISPATCH(on_cancel, DP_BUS_CANCEL)
 DISPATCH(on_route, DP_BUS_ROUTE)
 DISPATCH(on_devices, DP_BUS_DEVICES)
 DISPATCH(on_watch_route, DP_BUS_WATCH_ROUTE)
+DISPATCH(on_keep_awake, DP_BUS_KEEP_AWAKE)
 
 static int get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -57,6 +58,8 @@ static const sd_bus_vtable vtable[] = {
                             on_devices, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_ARGS("WatchRoute", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
                             on_watch_route, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_ARGS("KeepAwake", SD_BUS_ARGS("u", seconds), SD_BUS_NO_RESULT,
+                            on_keep_awake, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_SIGNAL_WITH_ARGS("PromptStarted", SD_BUS_ARGS("t", id, "s", sink, "s", kind, "u", pre_roll_ms), 0),
     SD_BUS_SIGNAL_WITH_ARGS("PromptFinished", SD_BUS_ARGS("t", id, "s", outcome, "s", message), 0),
     SD_BUS_SIGNAL_WITH_ARGS("RouteChanged", SD_BUS_ARGS("s", sink, "s", kind, "s", reason), 0),

@@ -64,6 +64,9 @@ public final class DuckPromptService: Sendable {
     nonisolated(unsafe) private var nextToken: UInt64 = 0
     /// The calls as the route's watch last saw them (`CallState`'s value); lock held.
     nonisolated(unsafe) private var calls = CallStatus()
+    /// Who asked for the sink to be kept awake (`KeepAwake`): when it leaves the bus, the
+    /// silence ends. Bus thread.
+    nonisolated(unsafe) private var keepAwakeOwner: String?
     /// Where the calls' work runs, off the bus thread, in call order.
     private let worker = CallWorker()
     /// The worker's own connection to the bus daemon, to ask for a caller's pid
@@ -91,7 +94,13 @@ public final class DuckPromptService: Sendable {
                                 version: version) { [unowned self] method, call in
             self.answer(method, call)
         }
-        bus.onNameLost = { [unowned self] name in routeWatchers.remove(name) }
+        bus.onNameLost = { [unowned self] name in
+            routeWatchers.remove(name)
+            if keepAwakeOwner == name {
+                keepAwakeOwner = nil
+                _ = try? prompter.keepAwake(seconds: 0)
+            }
+        }
     }
 
     /// Serves until `stop()` (or until `exitIdle` seconds passed with no call and no prompt),
@@ -118,6 +127,7 @@ public final class DuckPromptService: Sendable {
                     let route = update.listing.route
                     let sink = route?.sink.name ?? ""
                     if last != nil, sink != last {
+                        prompter.followRoute(sink)
                         bus.emit("RouteChanged", [.string(sink), .string(route?.classification.kind.rawValue ?? ""),
                                                   .string(route?.reason ?? update.listing.routeError?.message ?? "")])
                     }
@@ -131,7 +141,7 @@ public final class DuckPromptService: Sendable {
             }
         }
         let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in
-            routeWatchers.isEmpty && lock.withLock { records.isEmpty && waiting.isEmpty }
+            routeWatchers.isEmpty && !prompter.isKeepingAwake && lock.withLock { records.isEmpty && waiting.isEmpty }
         } }
         // The route's connection closed before the exit (its libpulse and libpipewire threads
         // joined), at most 2 s.
@@ -233,6 +243,14 @@ public final class DuckPromptService: Sendable {
             case DP_BUS_WATCH_ROUTE:
                 routeWatchers.insert(call.sender)
                 return .values([])
+            case DP_BUS_KEEP_AWAKE:
+                let seconds = try call.readUInt32()
+                // The caller is remembered here, on the bus thread (`onNameLost` reads it).
+                keepAwakeOwner = seconds > 0 ? call.sender : nil
+                return try handOff(call, makesPrompt: false) { [self] _ in
+                    try prompter.keepAwake(seconds: Double(seconds), config: try DuckPromptConfig.load())
+                    return .values([])
+                }
             case DP_BUS_DEVICES:
                 return try handOff(call, makesPrompt: false) { [self] _ in
                     let listing = try prompter.devices(config: try DuckPromptConfig.load())

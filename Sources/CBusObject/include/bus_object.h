@@ -17,6 +17,7 @@ typedef enum {
     DP_BUS_ROUTE,    /* Route() -> (s sink, s kind, s rule, s reason) */
     DP_BUS_DEVICES,  /* Devices() -> (aa{sv} devices) */
     DP_BUS_WATCH_ROUTE, /* WatchRoute(): the caller listens for RouteChanged */
+    DP_BUS_KEEP_AWAKE, /* KeepAwake(u seconds): the route's sink kept from suspending */
 } dp_bus_method;
 
 /* Called on the bus's thread for each method call, its arguments not yet read. Returns what

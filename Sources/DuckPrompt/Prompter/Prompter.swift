@@ -124,6 +124,9 @@ public final class Prompter: Sendable {
     private let lock = Lock()
     /// Where this prompter's queued prompts wait for their turn: one thread for them all.
     private let turns = TurnWaiter()
+    /// The silence that keeps the route's sink awake (`keepAwake(seconds:)`); made at the
+    /// first call. Guarded by `lock`.
+    nonisolated(unsafe) private var keeper: SinkKeeper?
 
     /// Creates a prompter and starts connecting to the server (the handshake runs in
     /// libpulse's thread; then its sinks, sink-inputs and server info are read once and
@@ -301,9 +304,61 @@ public final class Prompter: Sendable {
             return Array(state.controls.values)
         }
         for control in controls { control.cancel() }
+        lock.withLock { keeper }?.stop()
         held?.close()
         endStreamsIfIdle()
     }
+
+    // MARK: - Keeping the sink awake
+
+    /// Keeps the sink a prompt would go to now from suspending for `seconds` (0 ends it now),
+    /// so that a prompt on a Bluetooth or HDMI sink, which would sleep after 5 s idle, needs no
+    /// pre-roll: silence plays on it (`SinkKeeper`), never ducked, moved when the route moves
+    /// (`followRoute`). A later call replaces the time. The service's `KeepAwake(u seconds)`.
+    /// - Parameters:
+    ///   - seconds: how long, 0 … `keepAwakeRange` (an hour).
+    ///   - config: the user's routing settings (`DuckPromptConfig.load()`).
+    /// - Returns: the sink kept awake, nil when `seconds` was 0.
+    /// - Throws: `.usage` for seconds out of range or a closed prompter; `.unavailable` when no
+    ///   sink can be routed to or the server refuses the stream.
+    @discardableResult
+    public func keepAwake(seconds: Double, config: DuckPromptConfig = DuckPromptConfig()) throws -> String? {
+        guard Self.keepAwakeRange.contains(seconds) else {
+            throw DuckPromptError(.usage, "keep-awake \(seconds) s is out of range (0 to \(Int(Self.keepAwakeRange.upperBound)) s)")
+        }
+        let silence = try lock.withLock { () throws -> SinkKeeper in
+            guard !state.closed else { throw DuckPromptError(.usage, "the prompter is closed") }
+            if let made = keeper { return made }
+            let made = SinkKeeper(connection: { [weak self] in
+                guard let self else { throw DuckPromptError(.usage, "the prompter is closed") }
+                return try reconnect()
+            })
+            keeper = made
+            return made
+        }
+        guard seconds > 0 else {
+            silence.stop()
+            return nil
+        }
+        let listing = try devices(config: config)
+        guard let route = listing.route else {
+            throw listing.routeError ?? DuckPromptError(.unavailable, "no sink to keep awake")
+        }
+        try silence.keep(route.sink.name, for: .milliseconds(Int64(seconds * 1000)))
+        return route.sink.name
+    }
+
+    /// The route moved to `sink` (the service's route watch): a sink kept awake moves with it.
+    package func followRoute(_ sink: String) {
+        lock.withLock { keeper }?.follow(sink)
+    }
+
+    /// Whether a sink is kept awake now (`keepAwake(seconds:)`): the service does not leave
+    /// on `--exit-idle` meanwhile.
+    package var isKeepingAwake: Bool { lock.withLock { keeper }?.keptSink != nil }
+
+    /// `keepAwake(seconds:)`'s range: 0 … 3600 s.
+    public static let keepAwakeRange: ClosedRange<Double> = 0...3600
 
     // MARK: - Devices
 

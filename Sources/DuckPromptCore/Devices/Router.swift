@@ -295,7 +295,8 @@ package enum Router {
     /// The indices of the sinks a sink-input that is not corked plays on. Sinks without an
     /// index (from a dump) never play.
     private static func playingSinkIndices(_ snapshot: Snapshot) -> Set<UInt32> {
-        Set(snapshot.sinkInputs.lazy.filter { !$0.corked }.map(\.sinkIndex))
+        // duckprompt's keep-awake silence (`SinkKeeper`) is not a stream that plays.
+        Set(snapshot.sinkInputs.lazy.filter { !$0.corked && $0.properties["duckprompt.keep-awake"] == nil }.map(\.sinkIndex))
     }
 
     /// Rank among external outputs in the default ranking, lower first.

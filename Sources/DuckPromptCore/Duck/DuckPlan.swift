@@ -243,10 +243,11 @@ package struct DuckPlan: Sendable, Equatable {
     }
 
     /// duckprompt's own streams: a prompt (`duckprompt.prompt`, also the one of a prompt that
-    /// was just interrupted and hands its duck over) or a saved-volume repair
-    /// (`duckprompt.repair`). Never ducked.
+    /// was just interrupted and hands its duck over), a saved-volume repair
+    /// (`duckprompt.repair`) or the keep-awake silence (`duckprompt.keep-awake`). Never ducked.
     package static func isOwn(_ input: SinkInput) -> Bool {
         input.properties["duckprompt.prompt"] != nil || input.properties["duckprompt.repair"] != nil
+            || input.properties["duckprompt.keep-awake"] != nil
     }
 
     /// Streams that carry other streams: a module's own stream (PulseAudio loopback, combine,
