@@ -107,13 +107,13 @@ struct CallSourceIntegrationTests {
     @Test("GNOME Calls (session bus, ObjectManager /org/gnome/Calls, org.gnome.Calls.Call.State u): incoming → active → held → removed, then a call and the app's end")
     func gnomeCalls() throws {
         let system = try SystemBus()
+        defer { withExtendedLifetime(system) {} }
         let changes = Changes()
         let watch = try BusCallWatch { changes.add($0) }
         defer { watch.stop() }
         #expect(watch.readings == [])
         let mock = try Mock(["--session", "-m", "org.gnome.Calls", "/org/gnome/Calls", "org.gnome.Calls.Mock"],
                             name: "org.gnome.Calls", system: nil)
-        _ = system
         let root = "/org/gnome/Calls", call = "/org/gnome/Calls/Call/1", interface = "org.gnome.Calls.Call"
         func state(_ value: Int) -> CallReading { Self.reading(.gnomeCalls, CallStateMapping.gnomeCalls(UInt32(value)), "GNOME Calls call \(call)") }
         try mock.mock(root, "AddObject", ["ssa{sv}a(ssss)", call, interface, "2", "State", "u", "5", "Inbound", "b", "true", "0"])
@@ -141,10 +141,10 @@ struct CallSourceIntegrationTests {
     @Test("PipeWire Telephony (session bus, org.pipewire.Telephony, gateways' ObjectManagers, Call1.State s): incoming → active → held → removed")
     func pipewireTelephony() throws {
         let system = try SystemBus()
+        defer { withExtendedLifetime(system) {} }
         let changes = Changes()
         let watch = try BusCallWatch { changes.add($0) }
         defer { watch.stop() }
-        _ = system
         let mock = try Mock(["--session", "-m", "org.pipewire.Telephony", "/org/pipewire/Telephony", "org.pipewire.Telephony.Mock"],
                             name: "org.pipewire.Telephony", system: nil)
         let root = "/org/pipewire/Telephony", gateway = "/org/pipewire/Telephony/ag0", call = "/org/pipewire/Telephony/ag0/call0"
@@ -171,11 +171,13 @@ struct CallSourceIntegrationTests {
         try mock.mock(gateway, "EmitSignal", ["sssav", "org.freedesktop.DBus.ObjectManager", "InterfacesRemoved", "oas",
                                               "2", "o", call, "as", "1", interface])
         changes.expectLast([], "removed")
+        mock.stop()   // (alive until here: the call's end above was not the mock's)
     }
 
     @Test("ModemManager (system bus, Modem.Voice Calls ao, Call.State i): ringing-in → active → held → deleted")
     func modemManager() throws {
         let system = try SystemBus()
+        defer { withExtendedLifetime(system) {} }
         let changes = Changes()
         let watch = try BusCallWatch { changes.add($0) }
         defer { watch.stop() }
@@ -205,11 +207,13 @@ struct CallSourceIntegrationTests {
         try mock.mock(root, "RemoveObject", ["s", call])
         try mock.mock(modem, "EmitSignal", ["sssav", voice, "CallDeleted", "o", "1", "o", call])
         changes.expectLast([], "deleted")
+        mock.stop()   // (alive until here: the call's end above was not the mock's)
     }
 
     @Test("oFono (system bus, dbusmock's ofono template: GetModems, GetCalls a(oa{sv}), State s): dialing → held → incoming → hung up, then a call and oFono's end; BusCalls.read sees what the watch sees")
     func ofono() throws {
         let system = try SystemBus()
+        defer { withExtendedLifetime(system) {} }
         let changes = Changes()
         let watch = try BusCallWatch { changes.add($0) }
         defer { watch.stop() }
@@ -267,7 +271,7 @@ struct CallSourceIntegrationTests {
             let stopped = seconds(ContinuousClock.now - stopping) * 1000
             print("BusCallWatch: started (first reading) in \(formatted(started)) ms, stopped in \(formatted(stopped)) ms")
             #expect(started < limit && stopped < limit)
-            _ = system
+            withExtendedLifetime(system) {}
         }
         let previous = ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"]
         setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/duckprompt-no-system-bus", 1)

@@ -10,7 +10,9 @@ import Glibc
 /// on (it is not connected again).
 ///
 /// Thread-safe: `readings` and `stop()` from any thread; `onChange` runs on the watch's thread,
-/// never from inside `init`, and must not call `stop()`.
+/// never from inside `init`, and must not call `stop()`. The thread ends on `stop()` or when
+/// the watch goes away (the thread holds `onChange`, not the watch: an `onChange` that holds
+/// the watch keeps it until `stop()`).
 /// Uses `SessionBusClient` (sd-bus) for the buses and `poll(2)` on their sockets and a pipe
 /// that `stop()` writes to.
 package final class BusCallWatch: @unchecked Sendable {
