@@ -156,12 +156,11 @@ package final class SessionBusClient {
         var timeout: UInt64 = 0
         var deadline: ContinuousClock.Instant? = nil
         if sd_bus_get_timeout(bus, &timeout) >= 0, timeout != UInt64.max {
-            // sd-bus's timeout is on CLOCK_MONOTONIC, in microseconds: made relative to now.
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
-            let left = timeout > nowMicroseconds ? timeout - nowMicroseconds : 0
-            deadline = ContinuousClock.now + .microseconds(Int64(clamping: left))
+            // sd-bus's timeout is on CLOCK_MONOTONIC, in microseconds: made relative to now
+            // (`monotonicNanoseconds`: no `timespec` in a file that imports CSystemd, whose
+            // headers bring it in too and would take its fields from the other files).
+            let now = monotonicNanoseconds() / 1000
+            deadline = ContinuousClock.now + .microseconds(Int64(clamping: timeout > now ? timeout - now : 0))
         }
         return (pollfd(fd: fd, events: Int16(truncatingIfNeeded: events), revents: 0), deadline)
     }
