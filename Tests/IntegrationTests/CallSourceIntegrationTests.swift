@@ -24,8 +24,10 @@ struct CallSourceIntegrationTests {
         let address: String
         private let previous = ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"]
 
-        init() throws {
-            daemon = try Background(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address"])
+        /// - Parameter dataHome: the `XDG_DATA_HOME` whose dbus-1/services it activates from.
+        init(dataHome: String? = nil) throws {
+            daemon = try Background(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address"],
+                                    environment: dataHome.map { ["XDG_DATA_HOME": $0] } ?? [:])
             guard daemon.waitForOutput(containing: "\n", timeout: timeLimit(5)),
                   let line = String(decoding: daemon.bytes, as: UTF8.self).split(separator: "\n").first else {
                 throw TestFailure("dbus-daemon printed no address")
@@ -278,6 +280,34 @@ struct CallSourceIntegrationTests {
         defer { if let previous { setenv("DBUS_SYSTEM_BUS_ADDRESS", previous, 1) } else { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") } }
         let times = timed("no system bus")
         #expect(times[5] < limit)
+    }
+
+    @Test("An activatable ModemManager and oFono (as on a real system bus) are never started: BusCalls.read and a watch read none of them, and their activation ran only for a plain busctl call")
+    func noAutoStart() throws {
+        let scratch = try Scratch()
+        let services = scratch.path("dbus-1/services"), started = scratch.path("started")
+        try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
+        let script = scratch.path("activate")
+        try "#!/bin/sh\necho \"$1\" >> '\(started)'\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        for name in ["org.freedesktop.ModemManager1", "org.ofono"] {
+            try "[D-BUS Service]\nName=\(name)\nExec=\(script) \(name)\n"
+                .write(toFile: "\(services)/\(name).service", atomically: true, encoding: .utf8)
+        }
+        let system = try SystemBus(dataHome: scratch.url.path)
+        defer { withExtendedLifetime(system) {} }
+        #expect(BusCalls.read() == [])
+        let watch = try BusCallWatch { _ in }
+        #expect(watch.readings == [])
+        watch.stop()
+        #expect(!FileManager.default.fileExists(atPath: started), "activated: \((try? String(contentsOfFile: started, encoding: .utf8)) ?? "")")
+        // The same bus starts it for a call that allows it, so the check above could see a
+        // start. (The script takes no name: the call gets no answer, and dbus-daemon does
+        // not answer for the exited child either; busctl gives up after 0.5 s.)
+        let plain = try run(["busctl", "--address=\(system.address)", "--timeout=0.5", "call", "org.ofono", "/",
+                             "org.ofono.Manager", "GetModems"], check: false)
+        #expect(plain.status != 0)
+        #expect(eventually(timeout: timeLimit(5)) { (try? String(contentsOfFile: started, encoding: .utf8)) == "org.ofono\n" })
     }
 
     private func formatted(_ milliseconds: Double) -> String { String(format: "%.1f", milliseconds) }
