@@ -24,8 +24,9 @@ package final class BusCallWatch: @unchecked Sendable {
     ///   - timeoutMs: the most each D-Bus call may take, in milliseconds.
     ///   - onChange: every source's calls (`BusCalls.read`'s order), each time they changed
     ///     after the first reading.
-    /// - Throws: `DuckPromptError(.unavailable)` when the process is out of descriptors (the
-    ///   pipe that stops the thread cannot be made).
+    /// - Throws: `DuckPromptError(.internal)` "a pipe for the call watch: …" when the process
+    ///   is out of descriptors (the pipe that stops the thread cannot be made). Buses and
+    ///   sources that cannot be reached are no error: they have no calls.
     package init(timeoutMs: Int = 250, onChange: @escaping @Sendable ([CallReading]) -> Void) throws {
         wake = try orThrow("a pipe for the call watch", POSIX.pipe())
         let shared = Shared()
@@ -44,8 +45,8 @@ package final class BusCallWatch: @unchecked Sendable {
     /// Every source's calls as last read.
     package var readings: [CallReading] { shared.condition.withLock { shared.readings } }
 
-    /// Ends the thread and closes its connections; returns once it has ended. A second call
-    /// returns at once.
+    /// Ends the thread and closes its connections; returns once it has ended (a few ms: the
+    /// thread is woken from its `poll` at once). Later calls only wait for that end.
     package func stop() {
         let first = shared.condition.withLock {
             defer { shared.stopping = true }
