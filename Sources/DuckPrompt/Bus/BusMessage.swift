@@ -30,6 +30,15 @@ package struct BusReader {
     /// The unique bus name of the sender (`:1.42`).
     package var sender: String { sd_bus_message_get_sender(message).map { String(cString: $0) } ?? "" }
 
+    /// The object path a signal came from. sd-bus: `sd_bus_message_get_path`.
+    package var path: String { sd_bus_message_get_path(message).map { String(cString: $0) } ?? "" }
+
+    /// A signal's interface. sd-bus: `sd_bus_message_get_interface`.
+    package var interface: String { sd_bus_message_get_interface(message).map { String(cString: $0) } ?? "" }
+
+    /// A signal's name. sd-bus: `sd_bus_message_get_member`.
+    package var member: String { sd_bus_message_get_member(message).map { String(cString: $0) } ?? "" }
+
     package func readString() throws -> String {
         var value: UnsafePointer<CChar>? = nil
         try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &value), "reading a string")
@@ -46,6 +55,78 @@ package struct BusReader {
         var value: UInt32 = 0
         try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "u")), &value), "reading a uint32")
         return value
+    }
+
+    package func readInt32() throws -> Int32 {
+        var value: Int32 = 0
+        try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "i")), &value), "reading an int32")
+        return value
+    }
+
+    /// An object path (`o`).
+    package func readObjectPath() throws -> String {
+        var value: UnsafePointer<CChar>? = nil
+        try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "o")), &value), "reading an object path")
+        return value.map { String(cString: $0) } ?? ""
+    }
+
+    /// An `ao`.
+    package func readObjectPaths() throws -> [String] {
+        try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "o"), "reading ao")
+        var paths: [String] = []
+        while try !atEnd() { paths.append(try readObjectPath()) }
+        try check(sd_bus_message_exit_container(message), "reading ao")
+        return paths
+    }
+
+    /// `org.freedesktop.DBus.ObjectManager.GetManagedObjects`'s `a{oa{sa{sv}}}`: each object's
+    /// interfaces and their properties, as `readProperties` keeps them.
+    /// - Throws: `BusError` when the message is not one.
+    package func readManagedObjects() throws -> [String: [String: [String: BusValue]]] {
+        try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{oa{sa{sv}}}"), "reading a{oa{sa{sv}}}")
+        var objects: [String: [String: [String: BusValue]]] = [:]
+        while try !atEnd() {
+            try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "oa{sa{sv}}"), "reading a{oa{sa{sv}}}")
+            let path = try readObjectPath()
+            try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sa{sv}}"), "reading \(path)")
+            var interfaces: [String: [String: BusValue]] = [:]
+            while try !atEnd() {
+                try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sa{sv}"), "reading \(path)")
+                let interface = try readString()
+                interfaces[interface] = try readProperties()
+                try check(sd_bus_message_exit_container(message), "reading \(path)")
+            }
+            try check(sd_bus_message_exit_container(message), "reading \(path)")
+            try check(sd_bus_message_exit_container(message), "reading a{oa{sa{sv}}}")
+            objects[path] = interfaces
+        }
+        try check(sd_bus_message_exit_container(message), "reading a{oa{sa{sv}}}")
+        return objects
+    }
+
+    /// oFono's list of objects with their properties (`org.ofono.Manager.GetModems`,
+    /// `org.ofono.VoiceCallManager.GetCalls`): an `a(oa{sv})`, or the `a{oa{sv}}` PipeWire's
+    /// oFono stand-in answers (its `bluez5.telephony.provide-ofono`), in the order sent.
+    /// - Throws: `BusError` when the message is neither.
+    package func readObjectsWithProperties() throws -> [(path: String, properties: [String: BusValue])] {
+        var type: CChar = 0
+        var contents: UnsafePointer<CChar>? = nil
+        try check(sd_bus_message_peek_type(message, &type, &contents), "reading a(oa{sv})")
+        let signature = contents.map { String(cString: $0) } ?? ""
+        guard type == CChar(UInt8(ascii: "a")), signature == "(oa{sv})" || signature == "{oa{sv}}" else {
+            throw BusError(errno: -EBADMSG, what: "reading a(oa{sv}) (found a\(signature))")
+        }
+        let entry = CChar(UInt8(ascii: signature.hasPrefix("(") ? "r" : "e"))
+        try check(sd_bus_message_enter_container(message, type, signature), "reading a(oa{sv})")
+        var objects: [(path: String, properties: [String: BusValue])] = []
+        while try !atEnd() {
+            try check(sd_bus_message_enter_container(message, entry, "oa{sv}"), "reading a(oa{sv})")
+            let path = try readObjectPath()
+            objects.append((path, try readProperties()))
+            try check(sd_bus_message_exit_container(message), "reading a(oa{sv})")
+        }
+        try check(sd_bus_message_exit_container(message), "reading a(oa{sv})")
+        return objects
     }
 
     package func readBool() throws -> Bool {
@@ -88,7 +169,8 @@ package struct BusReader {
 
     /// An `a{sv}` of another program's properties (`org.freedesktop.DBus.Properties.GetAll`,
     /// an MPRIS player's `Metadata`): values of `BusValue`'s types are kept, an object path
-    /// (`o`) as a string and a nested `a{sv}` as a dictionary; any other value is skipped
+    /// (`o`) as a string, a list of them (`ao`) as strings and a nested `a{sv}` as a
+    /// dictionary; any other value is skipped
     /// (`sd_bus_message_skip`), not refused.
     /// - Throws: `BusError` when the message is not an `a{sv}`.
     package func readProperties() throws -> [String: BusValue] {
@@ -98,6 +180,8 @@ package struct BusReader {
                 var value: UnsafePointer<CChar>? = nil
                 try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "o")), &value), "reading \(key)")
                 return .string(value.map { String(cString: $0) } ?? "")
+            case "ao":
+                return .strings(try readObjectPaths())
             case "a{sv}":
                 return .dictionary(try readProperties())
             default:

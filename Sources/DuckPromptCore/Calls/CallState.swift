@@ -35,8 +35,10 @@ package enum CallSource: String, Sendable, CaseIterable, Codable {
     case stream
     /// GNOME Calls, session bus `org.gnome.Calls` (`org.gnome.Calls.Call.State`).
     case gnomeCalls = "gnome-calls"
-    /// PipeWire's Bluetooth hands-free role, session bus `org.freedesktop.PipeWire.Telephony`
-    /// (`org.freedesktop.PipeWire.Telephony.Call1.State`): a phone paired to this computer.
+    /// PipeWire's Bluetooth hands-free role, session bus `org.pipewire.Telephony`
+    /// (`org.pipewire.Telephony.Call1.State`; PipeWire 1.4 and later, named
+    /// `org.freedesktop.PipeWire.Telephony` only before its first release): a phone paired to
+    /// this computer.
     case pipewireTelephony = "pipewire-telephony"
     /// ModemManager, system bus `org.freedesktop.ModemManager1` (`…ModemManager1.Call.State`).
     case modemManager = "modemmanager"
@@ -100,7 +102,7 @@ package enum CallStateMapping {
     }
 
     /// The words oFono's `org.ofono.VoiceCall` `State` and PipeWire's
-    /// `org.freedesktop.PipeWire.Telephony.Call1.State` share: `active`, `held`, `dialing`,
+    /// `org.pipewire.Telephony.Call1.State` share: `active`, `held`, `dialing`,
     /// `alerting`, `incoming`, `waiting`, `disconnected`. An unknown word is no call.
     package static func telephony(_ state: String) -> CallState {
         switch state {
