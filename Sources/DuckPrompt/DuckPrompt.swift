@@ -89,7 +89,8 @@ public enum DuckPrompt {
         let notes = recoverInPassing(server: server)
         let (snapshot, info) = try connection.snapshot()
         var listing = DeviceListing(snapshot: snapshot, request: request ?? config.device ?? defaultRequest(), config: config,
-                                    serverName: info.serverName, serverVersion: info.serverVersion)
+                                    serverName: info.serverName, serverVersion: info.serverVersion,
+                                    busCalls: BusCalls.read())
         listing.recoveryNotes = notes
         return listing
     }

@@ -177,6 +177,38 @@ struct CallStateIntegrationTests {
         #expect(json.contains(#""state" : "none""#), "\(json)")
     }
 
+    @Test("A ModemManager call ringing on the system bus (python3-dbusmock): devices --watch reports it, a prompt under drop exits 75 naming it, under mix it plays under it; deleted, the state is none again")
+    func modemManagerCall() throws {
+        let (rig, _) = try Rig.defaultSpeaker()
+        _ = rig
+        let system = try CallSourceIntegrationTests.SystemBus()
+        defer { withExtendedLifetime(system) {} }
+        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": system.address]
+        let watch = try Background([duckpromptBinary, "devices", "--watch"], environment: environment)
+        defer { watch.stop() }
+        #expect(watch.waitForOutput(containing: "prompt goes to", timeout: timeLimit(5)))
+        let mock = try CallSourceIntegrationTests.Mock(
+            ["--system", "-m", "org.freedesktop.ModemManager1", "/org/freedesktop/ModemManager1", "org.freedesktop.ModemManager1"],
+            name: "org.freedesktop.ModemManager1", system: system)
+        defer { mock.stop() }
+        typealias MM = CallSourceIntegrationTests.MM
+        let call = MM.paths.call
+        try MM.addModem(mock)
+        try MM.addIncomingCall(mock)
+        #expect(watch.waitForOutput(containing: "call none -> ringing (ModemManager call \(call))", timeout: timeLimit(5)),
+                "\(String(decoding: watch.bytes, as: UTF8.self))")
+
+        let prompt = try DuckIntegrationTests.prompt(seconds: 0.3)
+        let dropped = try run([duckpromptBinary, "play", "--during-call", "drop", prompt], environment: environment, check: false)
+        #expect(dropped.status == 75 && dropped.stderr.contains("a call is on (ModemManager call \(call)"), "\(dropped.stderr)")
+        let mixed = try run([duckpromptBinary, "play", prompt], environment: environment, check: false)
+        #expect(mixed.status == 0 && mixed.stderr.contains("played under a call at -10 dB"), "\(mixed.stderr)")
+
+        try MM.deleteCall(mock)
+        #expect(watch.waitForOutput(containing: "call ringing -> none", timeout: timeLimit(5)),
+                "\(String(decoding: watch.bytes, as: UTF8.self))")
+    }
+
     @Test("The service's CallState follows a phone stream (PropertiesChanged); a Play under during-call drop is Error.Dropped, under mix PromptFinished says so")
     func service() throws {
         let (rig, speaker) = try Rig.defaultSpeaker()

@@ -102,6 +102,35 @@ struct CallSourceIntegrationTests {
         }
     }
 
+    /// ModemManager as dbusmock plays it: a modem with the Voice interface, and its calls as
+    /// ModemManager reports them (the call object, the modem's `Calls`, `CallAdded` /
+    /// `CallDeleted`).
+    enum MM {
+        static let paths = (root: "/org/freedesktop/ModemManager1", modem: "/org/freedesktop/ModemManager1/Modem/0",
+                            call: "/org/freedesktop/ModemManager1/Call/0")
+        static let interfaces = (voice: "org.freedesktop.ModemManager1.Modem.Voice", call: "org.freedesktop.ModemManager1.Call")
+
+        static func addModem(_ mock: Mock) throws {
+            try mock.mock(paths.root, "AddObject", ["ssa{sv}a(ssss)", paths.modem, interfaces.voice, "1", "Calls", "ao", "0", "0"])
+            try mock.mock(paths.root, "EmitSignal", ["sssav", "org.freedesktop.DBus.ObjectManager", "InterfacesAdded", "oa{sa{sv}}",
+                                                     "2", "o", paths.modem, "a{sa{sv}}", "1", interfaces.voice, "1", "Calls", "ao", "0"])
+        }
+
+        /// An incoming call, ringing (`MM_CALL_STATE_RINGING_IN`, 3).
+        static func addIncomingCall(_ mock: Mock) throws {
+            try mock.mock(paths.root, "AddObject", ["ssa{sv}a(ssss)", paths.call, interfaces.call, "3", "State", "i", "3",
+                                                    "Direction", "i", "1", "Number", "s", "+15551234", "0"])
+            try mock.mock(paths.modem, "UpdateProperties", ["sa{sv}", interfaces.voice, "1", "Calls", "ao", "1", paths.call])
+            try mock.mock(paths.modem, "EmitSignal", ["sssav", interfaces.voice, "CallAdded", "o", "1", "o", paths.call])
+        }
+
+        static func deleteCall(_ mock: Mock) throws {
+            try mock.mock(paths.modem, "UpdateProperties", ["sa{sv}", interfaces.voice, "1", "Calls", "ao", "0"])
+            try mock.mock(paths.root, "RemoveObject", ["s", paths.call])
+            try mock.mock(paths.modem, "EmitSignal", ["sssav", interfaces.voice, "CallDeleted", "o", "1", "o", paths.call])
+        }
+    }
+
     static func reading(_ source: CallSource, _ state: CallState, _ detail: String) -> CallReading {
         CallReading(source: source, state: state, detail: detail)
     }
@@ -185,18 +214,10 @@ struct CallSourceIntegrationTests {
         defer { watch.stop() }
         let mock = try Mock(["--system", "-m", "org.freedesktop.ModemManager1", "/org/freedesktop/ModemManager1", "org.freedesktop.ModemManager1"],
                             name: "org.freedesktop.ModemManager1", system: system)
-        let root = "/org/freedesktop/ModemManager1", modem = "/org/freedesktop/ModemManager1/Modem/0"
-        let call = "/org/freedesktop/ModemManager1/Call/0"
-        let voice = "org.freedesktop.ModemManager1.Modem.Voice", interface = "org.freedesktop.ModemManager1.Call"
-        try mock.mock(root, "AddObject", ["ssa{sv}a(ssss)", modem, voice, "1", "Calls", "ao", "0", "0"])
-        try mock.mock(root, "EmitSignal", ["sssav", "org.freedesktop.DBus.ObjectManager", "InterfacesAdded", "oa{sa{sv}}",
-                                           "2", "o", modem, "a{sa{sv}}", "1", voice, "1", "Calls", "ao", "0"])
+        let call = MM.paths.call, interface = MM.interfaces.call
+        try MM.addModem(mock)
         func state(_ value: Int32) -> CallReading { Self.reading(.modemManager, CallStateMapping.modemManager(value), "ModemManager call \(call)") }
-        // As ModemManager reports an incoming call: the call object, the modem's Calls, CallAdded.
-        try mock.mock(root, "AddObject", ["ssa{sv}a(ssss)", call, interface, "3", "State", "i", "3", "Direction", "i", "1",
-                                          "Number", "s", "+15551234", "0"])
-        try mock.mock(modem, "UpdateProperties", ["sa{sv}", voice, "1", "Calls", "ao", "1", call])
-        try mock.mock(modem, "EmitSignal", ["sssav", voice, "CallAdded", "o", "1", "o", call])
+        try MM.addIncomingCall(mock)
         changes.expectLast([state(3)], "ringing-in (3)")
         #expect(state(3).state == .ringing)
         for (old, new) in [(Int32(3), Int32(4)), (4, 5)] {
@@ -205,9 +226,7 @@ struct CallSourceIntegrationTests {
             changes.expectLast([state(new)], "\(old) → \(new)")
         }
         #expect(watch.readings.map(\.state) == [.held])
-        try mock.mock(modem, "UpdateProperties", ["sa{sv}", voice, "1", "Calls", "ao", "0"])
-        try mock.mock(root, "RemoveObject", ["s", call])
-        try mock.mock(modem, "EmitSignal", ["sssav", voice, "CallDeleted", "o", "1", "o", call])
+        try MM.deleteCall(mock)
         changes.expectLast([], "deleted")
         mock.stop()   // (alive until here: the call's end above was not the mock's)
     }

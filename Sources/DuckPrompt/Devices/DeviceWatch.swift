@@ -8,7 +8,9 @@ extension DuckPrompt {
     ///
     /// Stop by ending the iteration (or cancelling the consuming Task): the subscription and
     /// the connection close. The stream ends with an error when the connection fails or is lost.
-    /// libpulse: `pa_context_subscribe` (sink, sink-input, card, server events), then a fresh
+    /// The call state (`DeviceListing.callState`) follows the server's call streams and the
+    /// buses' calls (`BusCallWatch`).
+    /// libpulse: `pa_context_subscribe` (sink, sink-input, source-output, card, server events), then a fresh
     /// snapshot per batch of events; on PipeWire, the default sink is followed on the "default"
     /// metadata and read anew with a binding of its own for each snapshot (libpipewire:
     /// `pw_metadata`). Only when PipeWire cannot be reached, or once its metadata stopped telling
@@ -61,11 +63,16 @@ extension DuckPrompt {
                             try connection.pipeWireDefaultSinkLocked(until: ContinuousClock.now + .milliseconds(500))
                         }
                     }
+                    // The buses' calls (GNOME Calls, ModemManager, oFono, PipeWire's telephony):
+                    // a change is an event of the server's kind, so that it is looked at as one.
+                    let calls = try? BusCallWatch(onChange: { _ in connection.post(.busCallsChanged, to: inbox) })
+                    defer { calls?.stop() }
                     func look() throws -> DeviceListing {
                         var (snapshot, info) = try connection.snapshot()
                         if let name = try currentDefault() { snapshot.defaultSinkName = name }
                         return DeviceListing(snapshot: snapshot, request: request ?? config.device ?? defaultRequest(), config: config,
-                                             serverName: info.serverName, serverVersion: info.serverVersion)
+                                             serverName: info.serverName, serverVersion: info.serverVersion,
+                                             busCalls: calls?.readings ?? [])
                     }
                     var listing = try look()
                     continuation.yield(DeviceUpdate(listing: listing, changes: []))

@@ -124,6 +124,8 @@ public final class Prompter: Sendable {
     private let lock = Lock()
     /// Where this prompter's queued prompts wait for their turn: one thread for them all.
     private let turns = TurnWaiter()
+    /// The calls the buses know of, for the prompts' `--during-call` (followed when held).
+    private let calls: PromptCalls
     /// The silence that keeps the route's sink awake (`keepAwake(seconds:)`); made at the
     /// first call. Guarded by `lock`.
     nonisolated(unsafe) private var keeper: SinkKeeper?
@@ -160,6 +162,7 @@ public final class Prompter: Sendable {
         // done (a prompt that comes first reads the server itself), and the connection is
         // made again when the server comes back.
         self.held = held ? HeldConnection(connection, server: server) : nil
+        calls = PromptCalls(held: held)
         state = LockedState(connection: connection)
     }
 
@@ -305,6 +308,7 @@ public final class Prompter: Sendable {
         }
         for control in controls { control.cancel() }
         lock.withLock { keeper }?.stop()
+        calls.close()
         held?.close()
         endStreamsIfIdle()
     }
@@ -378,7 +382,8 @@ public final class Prompter: Sendable {
         try connection.waitUntilReady()
         let (snapshot, info) = try connection.currentSnapshot()
         return DeviceListing(snapshot: snapshot, request: request ?? config.device ?? DuckPrompt.defaultRequest(), config: config,
-                             serverName: info.serverName, serverVersion: info.serverVersion)
+                             serverName: info.serverName, serverVersion: info.serverVersion,
+                             busCalls: calls.readings())
     }
 
     // MARK: - Events and results
@@ -452,7 +457,8 @@ public final class Prompter: Sendable {
         let connection = held?.current ?? lock.withLock { state.connection }
         return try DuckPrompt.runPrompt(sources, connection: connection, options: options, server: server,
                                         control: control, entered: entry, turn: turn, reconnect: { [self] in try reconnect() },
-                                        keeper: held?.keeper, onStarted: { [self] route, preRoll in
+                                        keeper: held?.keeper, busCalls: { [calls] in calls.readings() },
+                                        onStarted: { [self] route, preRoll in
             guard let id else { return }
             emit(.started(id, Start(sink: route.sink.name, kind: route.classification.kind, preRollMs: preRoll)))
         }, onAudioEnded: { [onAudioEnded] in

@@ -13,6 +13,11 @@ package struct ServerEvent: Sendable, Equatable {
     static let defaultSinkChanged = ServerEvent(type: PA_SUBSCRIPTION_EVENT_SERVER.rawValue
         | PA_SUBSCRIPTION_EVENT_CHANGE.rawValue, index: UInt32.max)
 
+    /// The calls the session and system buses know of changed (`BusCallWatch`; no libpulse
+    /// event).
+    static let busCallsChanged = ServerEvent(type: PA_SUBSCRIPTION_EVENT_SERVER.rawValue
+        | PA_SUBSCRIPTION_EVENT_CHANGE.rawValue, index: UInt32.max - 1)
+
     /// Decodes a `pa_subscription_event_type_t`.
     init(type: UInt32, index: UInt32) {
         facility = switch type & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue {
@@ -101,6 +106,15 @@ extension PulseConnection {
         }, UnsafeMutableRawPointer(mainloop))
         try waitLocked(for: op, what: "subscribing to server events")
         subscribers.subscribed = true
+    }
+
+    /// Puts an event of duckprompt's own in `inbox` (`ServerEvent.busCallsChanged`) and wakes
+    /// its wait, as a server event would. Any thread, without the lock.
+    package func post(_ event: ServerEvent, to inbox: EventInbox) {
+        withLock {
+            inbox.events.append(event)
+            pa_threaded_mainloop_signal(mainloop, 0)
+        }
     }
 
     /// Stops delivering events to `inbox` and lets it go. The server-side subscription stays
