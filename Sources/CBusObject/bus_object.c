@@ -26,6 +26,8 @@ DISPATCH(on_route, DP_BUS_ROUTE)
 DISPATCH(on_devices, DP_BUS_DEVICES)
 DISPATCH(on_watch_route, DP_BUS_WATCH_ROUTE)
 DISPATCH(on_keep_awake, DP_BUS_KEEP_AWAKE)
+DISPATCH(on_estimate, DP_BUS_ESTIMATE)
+DISPATCH(on_estimate_say, DP_BUS_ESTIMATE_SAY)
 
 static int get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -60,6 +62,10 @@ static const sd_bus_vtable vtable[] = {
                             on_watch_route, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_ARGS("KeepAwake", SD_BUS_ARGS("u", seconds), SD_BUS_NO_RESULT,
                             on_keep_awake, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_ARGS("Estimate", SD_BUS_ARGS("as", files, "a{sv}", options), SD_BUS_RESULT("a{sv}", estimate),
+                            on_estimate, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_ARGS("EstimateSay", SD_BUS_ARGS("s", text, "a{sv}", options), SD_BUS_RESULT("a{sv}", estimate),
+                            on_estimate_say, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_SIGNAL_WITH_ARGS("PromptStarted", SD_BUS_ARGS("t", id, "s", sink, "s", kind, "u", pre_roll_ms), 0),
     SD_BUS_SIGNAL_WITH_ARGS("PromptFinished", SD_BUS_ARGS("t", id, "s", outcome, "s", message), 0),
     SD_BUS_SIGNAL_WITH_ARGS("RouteChanged", SD_BUS_ARGS("s", sink, "s", kind, "s", reason), 0),

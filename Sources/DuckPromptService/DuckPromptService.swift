@@ -180,18 +180,8 @@ public final class DuckPromptService: Sendable {
                 let given = try call.readOptions()
                 try PromptLimits.checkFileCount(files.count)
                 return try handOff(call, makesPrompt: true) { [self] sender in
-                    // A sandboxed caller may not borrow the service's rights to read host
-                    // files: one answer for every path, before any is looked at.
-                    if let why = CallerSandbox.verdict(CallerSandbox.facts(of: processID(of: sender))) {
-                        throw AccessDenied("Play by path is refused: the caller is sandboxed (\(why)); "
-                                           + "pass the file's descriptor with PlayFd, or the text with Say")
-                    }
-                    // A relative path would be read from the service's working directory, not
-                    // the caller's (under D-Bus activation, /): refused, not guessed.
-                    if let relative = files.first(where: { !$0.hasPrefix("/") }) {
-                        throw DuckPromptError(.usage, "'\(relative)' is not an absolute path: the service cannot know "
-                                              + "the caller's working directory")
-                    }
+                    try checkPaths(files, of: sender, in: "Play", otherwise: "pass the file's descriptor with PlayFd, "
+                                   + "or the text with Say")
                     let options = try readOptions(given)
                     // The service's rights are the user's: only regular files it may read,
                     // never a FIFO or a device. Each is checked now and closed again, and
@@ -243,6 +233,24 @@ public final class DuckPromptService: Sendable {
             case DP_BUS_WATCH_ROUTE:
                 routeWatchers.insert(call.sender)
                 return .values([])
+            case DP_BUS_ESTIMATE:
+                let files = try call.readStrings()
+                let given = try call.readOptions()
+                try PromptLimits.checkFileCount(files.count)
+                return try handOff(call, makesPrompt: false) { [self] sender in
+                    try checkPaths(files, of: sender, in: "Estimate", otherwise: "use EstimateSay")
+                    let options = try readOptions(given, estimating: true)
+                    let sources = try files.map { try FileAtTurn(checking: $0) }
+                    return .values([Self.estimateValue(try prompter.estimate(sources, options: options))])
+                }
+            case DP_BUS_ESTIMATE_SAY:
+                let text = try call.readString()
+                let given = try call.readOptions()
+                return try handOff(call, makesPrompt: false) { [self] _ in
+                    let options = try readOptions(given, estimating: true)
+                    let speech = try SpeechSource(text: text, voice: options.voice, wordsPerMinute: options.wordsPerMinute)
+                    return .values([Self.estimateValue(try prompter.estimate([speech], options: options))])
+                }
             case DP_BUS_KEEP_AWAKE:
                 let seconds = try call.readUInt32()
                 // The caller is remembered here, on the bus thread (`onNameLost` reads it).
@@ -359,12 +367,12 @@ public final class DuckPromptService: Sendable {
     /// `Error.Unavailable` at the call (the sinks as the prompter's copy of the server has
     /// them; a sink that comes later is not waited for), so that nothing is queued for a prompt
     /// that cannot be routed. Worker thread (it reads the config file and the server).
-    private func readOptions(_ given: [String: BusValue]) throws -> PlayOptions {
+    private func readOptions(_ given: [String: BusValue], estimating: Bool = false) throws -> PlayOptions {
         let options = try ServiceOptions.parse(given, defaults: PlayOptions(config: try DuckPromptConfig.load()))
         // `during-call` `drop` while a call is on: Error.Dropped at the call (a call that
-        // starts while the prompt waits ends it `dropped` at its turn).
+        // starts while the prompt waits ends it `dropped` at its turn); an estimate says so.
         let calls = lock.withLock { self.calls }
-        if CallDecision.decide(options.duringCall, state: calls.state, callDuck: options.callDuck) == .drop {
+        if !estimating, CallDecision.decide(options.duringCall, state: calls.state, callDuck: options.callDuck) == .drop {
             throw DuckPromptError(.dropped, "prompt dropped: a call is on (\(calls.cause?.detail ?? "a call"); "
                 + "during-call drop)", dropReason: .duringCall)
         }
@@ -385,6 +393,32 @@ public final class DuckPromptService: Sendable {
         let id = try prompter.play(sources, options: options, dropAtCall: true)
         records[id.value] = Record(owner: sender, name: name)
         return .values([.uint64(id.value)])
+    }
+
+    /// The paths of a `Play` or `Estimate`: a sandboxed caller may not borrow the service's
+    /// rights to read host files (one answer for every path, before any is looked at); a
+    /// relative path would be read from the service's working directory, not the caller's
+    /// (under D-Bus activation, /): refused, not guessed. Worker thread.
+    /// - Throws: `AccessDenied` naming `method` and what to do `otherwise`; `.usage` for a
+    ///   relative path.
+    private func checkPaths(_ files: [String], of sender: String, in method: String, otherwise: String) throws {
+        if let why = CallerSandbox.verdict(CallerSandbox.facts(of: processID(of: sender))) {
+            throw AccessDenied("\(method) by path is refused: the caller is sandboxed (\(why)); \(otherwise)")
+        }
+        if let relative = files.first(where: { !$0.hasPrefix("/") }) {
+            throw DuckPromptError(.usage, "'\(relative)' is not an absolute path: the service cannot know "
+                                  + "the caller's working directory")
+        }
+    }
+
+    /// An estimate as `Estimate`'s `a{sv}`: words as `s`, times in µs as `t`.
+    static func estimateValue(_ estimate: PromptEstimate) -> BusValue {
+        .dictionary(Dictionary(uniqueKeysWithValues: estimate.fields.map { field in
+            switch field.value {
+            case .text(let word): (field.key, BusValue.string(word))
+            case .micros(let us): (field.key, BusValue.uint64(UInt64(max(0, us))))
+            }
+        }))
     }
 
     // MARK: - Events

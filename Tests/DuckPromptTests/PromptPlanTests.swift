@@ -136,3 +136,34 @@ struct VolumeLimitsTests {
         }
     }
 }
+
+/// When a prompt would be heard (`PromptEstimate`, pure): the pre-roll or the attack, whichever
+/// is longer, after the path's own start; nothing while a call defers it.
+struct PromptEstimateTests {
+    @Test("first sample: start + pre-roll or attack, the longer; heard adds the device's latency", arguments: [
+        // sink state, inputs to duck, decision, expected first sample µs
+        (SinkState.running, false, CallDecision.play, Optional(6000)),
+        (.running, true, .play, 206_000),
+        (.suspended, false, .play, 306_000),   // the pre-roll's silence (300 ms; attack 200 < it)
+        (.idle, true, .play, 306_000),
+        (.running, true, .mix(Decibels(-10)), 206_000),
+        (.running, true, .wait, nil),
+    ])
+    func firstSample(state: SinkState, ducks: Bool, decision: CallDecision, expected: Int?) {
+        var sink = Sink(index: 0, name: "bt", state: state)
+        sink.latencyUs = 40_000
+        let route = RouteDecision(sink: sink, classification: Classification(kind: .bluetoothA2DP, external: true, evidence: "test"),
+                                  reason: "test")
+        let options = PlayOptions()
+        let inputs = ducks ? [PromptPlanTests.music(7)] : []
+        let plan = PromptPlan(options: options, inputs: inputs, route: route, parts: 1, excluding: [], pausing: [],
+                              playersPaused: 0, pausesPlayer: false, handed: nil, call: decision, pid: 1, math: .libpulse)
+        let estimate = PromptEstimate(plan: plan, route: route, options: options, durationSeconds: 1.5, startUs: 6000,
+                                      callState: decision == .play ? .none : .active, decision: decision)
+        #expect(estimate.firstSampleUs == expected)
+        #expect(estimate.heardUs == expected.map { $0 + 40_000 })
+        #expect(estimate.endUs == expected.map { $0 + 1_500_000 })
+        #expect(estimate.waitsForCall == (expected == nil))
+        #expect(estimate.fields.contains { $0.key == "first-sample-us" } == (expected != nil))
+    }
+}

@@ -18,6 +18,8 @@ typedef enum {
     DP_BUS_DEVICES,  /* Devices() -> (aa{sv} devices) */
     DP_BUS_WATCH_ROUTE, /* WatchRoute(): the caller listens for RouteChanged */
     DP_BUS_KEEP_AWAKE, /* KeepAwake(u seconds): the route's sink kept from suspending */
+    DP_BUS_ESTIMATE, /* Estimate(as files, a{sv} options) -> (a{sv} estimate) */
+    DP_BUS_ESTIMATE_SAY, /* EstimateSay(s text, a{sv} options) -> (a{sv} estimate) */
 } dp_bus_method;
 
 /* Called on the bus's thread for each method call, its arguments not yet read. Returns what

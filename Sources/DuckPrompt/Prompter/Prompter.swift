@@ -125,7 +125,7 @@ public final class Prompter: Sendable {
     /// Where this prompter's queued prompts wait for their turn: one thread for them all.
     private let turns = TurnWaiter()
     /// The calls the buses know of, for the prompts' `--during-call` (followed when held).
-    private let calls: PromptCalls
+    let calls: PromptCalls
     /// The silence that keeps the route's sink awake (`keepAwake(seconds:)`); made at the
     /// first call. Guarded by `lock`.
     nonisolated(unsafe) private var keeper: SinkKeeper?
@@ -468,7 +468,7 @@ public final class Prompter: Sendable {
 
     /// The held connection when it is up, else a new one (kept, when held).
     /// - Throws: `.unavailable` when the server refuses or does not answer.
-    private func reconnect() throws -> PulseConnection {
+    func reconnect() throws -> PulseConnection {
         if let held { return try held.usable() }
         let connection = lock.withLock { state.connection }
         return connection.hasFailed ? try PulseConnection(server) : connection

@@ -267,6 +267,7 @@ extension Sink {
             activePortName: info.active_port?.pointee.name.map { String(cString: $0) },
             properties: proplistDictionary(info.proplist),
             ownerModule: info.owner_module == dp_pa_invalid_index() ? nil : info.owner_module)
+        latencyUs = state == .running && info.latency > 0 ? info.latency : info.configured_latency
     }
 }
 

@@ -89,6 +89,10 @@ package struct Sink: Sendable, Equatable, Codable {
     package var properties: [String: String]
     /// Owner module index (`pa_sink_info.owner_module`), nil when none.
     package var ownerModule: UInt32?
+    /// The sink's latency in µs: `pa_sink_info.latency` while it runs, else its
+    /// `configured_latency` (what it will run at); on PipeWire a Bluetooth sink's includes the
+    /// codec's delay. 0 when unknown (a dump).
+    package var latencyUs: UInt64 = 0
 
     package init(index: UInt32? = nil, name: String, description: String = "", driver: String = "",
                 state: SinkState = .unknown, volume: ChannelVolumes = ChannelVolumes([]),

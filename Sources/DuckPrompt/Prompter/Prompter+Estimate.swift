@@ -1,0 +1,58 @@
+import Glibc
+
+extension Prompter {
+    /// When `sources` played now would be heard, without playing them (the service's
+    /// `Estimate` and `EstimateSay`): routed, its duck planned and the call policy applied as
+    /// the prompt would be, from the prompter's copy of the server. Nothing is queued, ducked
+    /// or written.
+    /// - Parameters:
+    ///   - sources: the prompt's parts (their `duration`; a `SpeechSource` synthesized and
+    ///     counted by `measuredDuration`).
+    ///   - options: its options (route, duck, attack, pre-roll, `--during-call`).
+    ///   - startUs: the path's own time to a first sample (`PromptEstimate.startUs`).
+    /// - Throws: `.usage` for options out of range; `.unavailable` when no sink is usable or
+    ///   the server does not answer. libpulse: the mirror's lists (`ServerMirror`).
+    public func estimate(_ sources: [any PromptSource], options: PlayOptions) throws -> PromptEstimate {
+        try options.validate()
+        let connection = try reconnect()
+        try connection.waitUntilReady()
+        let (snapshot, _) = try connection.currentSnapshot()
+        return try DuckPrompt.estimate(sources, options: options, snapshot: snapshot, busCalls: calls.readings(),
+                                       startUs: PromptEstimate.heldStartUs)
+    }
+}
+
+extension DuckPrompt {
+    /// A source's length in seconds: a text's synthesized whole and its frames counted (the
+    /// source is used up: an estimate's own), a file's from its header.
+    static func measuredDuration(_ source: any PromptSource) -> Double {
+        guard source is SpeechSource else { return source.duration }
+        let chunk = 4096
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunk * source.channels)
+        defer { buffer.deallocate() }
+        var frames = 0
+        while true {
+            let n = source.read(into: buffer, frames: chunk)
+            if n == 0 { break }
+            frames += n
+        }
+        return Double(frames) / Double(source.rate)
+    }
+
+    /// The estimate of `sources` on `snapshot` (`Prompter.estimate`, `play --dry-run`).
+    static func estimate(_ sources: [any PromptSource], options: PlayOptions, snapshot: Snapshot,
+                         busCalls: [CallReading], startUs: Int) throws -> PromptEstimate {
+        let route = try DuckPrompt.route(snapshot, request: options.device, config: options.config)
+        let streams = CallStreams.find(sinkInputs: snapshot.sinkInputs, sourceOutputs: snapshot.sourceOutputs)
+        let calls = CallStatus(readings: streams.readings + busCalls)
+        let decision = CallDecision.decide(options.duringCall, state: calls.state, callDuck: options.callDuck)
+        let played: [any PromptSource] = decision == .chime ? [CallChime()] : sources
+        let plan = PromptPlan(options: options, inputs: snapshot.sinkInputs, route: route,
+                              parts: PromptSequence.groups(played).count, excluding: [], pausing: [], playersPaused: 0,
+                              pausesPlayer: false, handed: nil, call: decision, callStreams: streams.sinkInputs,
+                              pid: getpid(), math: .libpulse)
+        return PromptEstimate(plan: plan, route: route, options: options,
+                              durationSeconds: played.reduce(0) { $0 + measuredDuration($1) }, startUs: startUs,
+                              callState: calls.state, decision: decision)
+    }
+}
