@@ -9,6 +9,7 @@ struct dp_bus_object {
     sd_bus_slot *slot;
     char *version;
     char call_state[16];
+    char *server;
     dp_bus_handler handler;
     void *userdata;
 };
@@ -43,6 +44,13 @@ static int get_call_state(sd_bus *bus, const char *path, const char *interface, 
     return sd_bus_message_append_basic(reply, 's', o->call_state);
 }
 
+static int get_server(sd_bus *bus, const char *path, const char *interface, const char *property,
+                      sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+    (void)bus; (void)path; (void)interface; (void)property; (void)error;
+    struct dp_bus_object *o = userdata;
+    return sd_bus_message_append_basic(reply, 's', o->server);
+}
+
 static const sd_bus_vtable vtable[] = {
     SD_BUS_VTABLE_START(0),
     SD_BUS_METHOD_WITH_ARGS("Play", SD_BUS_ARGS("as", files, "a{sv}", options), SD_BUS_RESULT("t", id),
@@ -71,20 +79,22 @@ static const sd_bus_vtable vtable[] = {
     SD_BUS_SIGNAL_WITH_ARGS("RouteChanged", SD_BUS_ARGS("s", sink, "s", kind, "s", reason), 0),
     SD_BUS_PROPERTY("Version", "s", get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
     SD_BUS_PROPERTY("CallState", "s", get_call_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("Server", "s", get_server, 0, SD_BUS_VTABLE_PROPERTY_CONST),
     SD_BUS_VTABLE_END
 };
 
 int dp_bus_object_add(sd_bus *bus, const char *path, const char *interface, const char *version,
-                      dp_bus_handler handler, void *userdata, dp_bus_object **out) {
+                      const char *server, dp_bus_handler handler, void *userdata, dp_bus_object **out) {
     struct dp_bus_object *o = calloc(1, sizeof *o);
     if (!o) return -ENOMEM;
     o->version = strdup(version);
-    if (!o->version) { free(o); return -ENOMEM; }
+    o->server = strdup(server);
+    if (!o->version || !o->server) { free(o->version); free(o->server); free(o); return -ENOMEM; }
     strcpy(o->call_state, "none");
     o->handler = handler;
     o->userdata = userdata;
     int r = sd_bus_add_object_vtable(bus, &o->slot, path, interface, vtable, o);
-    if (r < 0) { free(o->version); free(o); return r; }
+    if (r < 0) { free(o->version); free(o->server); free(o); return r; }
     *out = o;
     return 0;
 }
@@ -101,5 +111,6 @@ void dp_bus_object_free(dp_bus_object *object) {
     if (!object) return;
     sd_bus_slot_unref(object->slot);
     free(object->version);
+    free(object->server);
     free(object);
 }

@@ -269,7 +269,7 @@ public enum DuckPrompt {
     /// The files, opened, then the texts, to be spoken.
     /// - Throws: what `AudioSource` and `SpeechSource` throw; `limit: .duration` when the
     ///   files last longer than `PromptLimits.maxDuration` together.
-    static func sources(files paths: [String], say texts: [String], voice: String?,
+    package static func sources(files paths: [String], say texts: [String], voice: String?,
                                 wordsPerMinute: Int?, cancellation: PlayCancellation? = nil) throws -> [any PromptSource] {
         // All the texts of one prompt together: first, before a file is opened or espeak loaded.
         try SpeechSource.checkLength(texts)

@@ -20,9 +20,10 @@ enum Help {
     static let numbers = """
 
     Numbers are plain decimal: 200, -6.5, +3 (no spaces, exponents or hex); a value outside
-    its range is a usage error (exit 64). Every option but --say, -v, --exit-with-parent and
-    the connection's takes its default from the config file (duckprompt-config(5): --attack-ms
-    is attack_ms) and is a key of the D-Bus service's options, with the same range.
+    its range is a usage error (exit 64). Every option but --say, -v, --exit-with-parent,
+    --no-service and the connection's takes its default from the config file
+    (duckprompt-config(5): --attack-ms is attack_ms) and is a key of the D-Bus service's
+    options, with the same range.
     """
 
     static let main = """
@@ -167,6 +168,14 @@ enum Help {
                               until the next duckprompt command.
       -v, --verbose           Print the route, the ducked streams and the paused players
                               on stderr.
+      --no-service            Play the prompt in this process even when duckprompt serve
+                              runs. By default a prompt of one file ('-' too) or one text
+                              is handed to a duckprompt serve that owns its bus name on
+                              the same session bus and sound server, which starts it
+                              sooner: the same prompt, exit status and messages; Ctrl-C,
+                              SIGTERM and SIGHUP cancel it, and it stops if this process
+                              is killed. -s, -n, --timeout, -v, several files or texts,
+                              DUCKPROMPT_DEBUG and DUCKPROMPT_DEVICE play it here.
     \(common)
     \(numbers)
     """

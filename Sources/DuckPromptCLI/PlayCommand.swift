@@ -5,10 +5,10 @@ import Glibc
 
 enum PlayCommand {
     /// A prompt's options as the table names them (`PromptOption`), and the command's own:
-    /// `--say`, `-v/--verbose`, `--exit-with-parent`, the connection's (`CommonOptions`).
+    /// `--say`, `-v/--verbose`, `--exit-with-parent`, `--no-service`, the connection's (`CommonOptions`).
     static let scanner = ArgumentScanner(
         valued: CommonOptions.valued.union(PromptOption.all.filter { $0.kind != .flag }.map(\.name)).union(["say"]),
-        flags: Set(["help", "verbose", "exit-with-parent"] + PromptOption.all.filter { $0.kind == .flag }.map(\.name)),
+        flags: Set(["help", "verbose", "exit-with-parent", "no-service"] + PromptOption.all.filter { $0.kind == .flag }.map(\.name)),
         short: CommonOptions.short.merging(PromptOption.all.compactMap { option in option.short.map { ($0, option.name) } }
             + [("v", "verbose")]) { a, _ in a })
 
@@ -49,6 +49,9 @@ enum PlayCommand {
             throw UsageError(say ? "say needs a TEXT (see duckprompt say --help)"
                                  : "play needs a FILE (see duckprompt play --help)")
         }
+        // The look for a running `duckprompt serve`, on a thread of its own meanwhile.
+        let lookup = ServiceHandoff.Lookup.begin(given: Set(r.options.map(\.name)), files: files,
+                                                 texts: spoken.count + (sayInput ? 1 : 0) + r.all("say").count)
         let server = try CommonOptions.server(r)
         // The config file's settings are defaults; options given here win.
         let options = try Self.options(r, over: PlayOptions(config: try DuckPromptConfig.load()))
@@ -57,8 +60,19 @@ enum PlayCommand {
         if r.has("exit-with-parent") { signals.exitWithParent(try ParentWatch.arm()) }
         do {
             if sayInput { spoken = [try DuckPrompt.standardInputText(cancellation: cancellation)] }
-            let report = try DuckPrompt.playBlocking(files: files, say: spoken + r.all("say"), options: options,
-                                                     server: server, cancellation: cancellation)
+            // Through a running `duckprompt serve` when it plays the same prompt (ServiceHandoff).
+            let opened: [any PromptSource]?
+            switch try ServiceHandoff.attempt(lookup, given: r.options, texts: spoken + r.all("say"), options: options,
+                                              signals: signals, cancellation: cancellation) {
+            case .handled(let status): return status
+            case .local(let sources): opened = sources
+            }
+            let report = if let opened {
+                try DuckPrompt.playBlocking(opened, options: options, server: server, cancellation: cancellation)
+            } else {
+                try DuckPrompt.playBlocking(files: files, say: spoken + r.all("say"), options: options,
+                                            server: server, cancellation: cancellation)
+            }
             Self.printReport(report, verbose: r.has("verbose"))
             return 0
         } catch is CancellationError {

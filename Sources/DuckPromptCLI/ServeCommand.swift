@@ -18,6 +18,9 @@ enum ServeCommand {
         let idle = try r.last("exit-idle").map { Double(try OptionValue.milliseconds($0, option: "exit-idle")) / 1000 }
         let service = try DuckPromptService(version: DuckPromptCLI.version, server: try CommonOptions.server(r))
         signals.onSignal { service.stop() }
+        // The bus name is the service's now: `duckprompt play` may look for it (ServiceMark).
+        let unmark = ServiceMark.write()
+        defer { unmark?() }
         try service.run(exitIdle: idle)
         return 0
     }

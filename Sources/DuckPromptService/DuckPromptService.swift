@@ -12,9 +12,9 @@ import Glibc
 /// `io.github.duckprompt.DuckPrompt1.Error.<Code>` (`errorName(for:)`) carrying the command's
 /// one-line message.
 public final class DuckPromptService: Sendable {
-    public static let busName = "io.github.duckprompt.DuckPrompt1"
-    public static let objectPath = "/io/github/duckprompt/DuckPrompt1"
-    public static let interface = "io.github.duckprompt.DuckPrompt1"
+    public static let busName = Handoff.busName
+    public static let objectPath = Handoff.objectPath
+    public static let interface = Handoff.interface
 
     /// The D-Bus error name of a `DuckPromptError`'s code: `…Error.NoInput`,
     /// `UnsupportedData`, `Usage`, `Unavailable`, `Dropped`, `Internal`, `Config`.
@@ -46,6 +46,8 @@ public final class DuckPromptService: Sendable {
         /// The caller's unique bus name (`BusReader.sender`).
         var owner: String
         var name: String
+        /// Cancelled when its caller leaves the bus (the `stop-with-caller` key).
+        var stopsWithCaller: Bool
     }
     /// Every prompt not yet finished. Lock held; a prompt's record is made under the same hold
     /// as its `play` call, so its end (`forward`) always finds it.
@@ -57,6 +59,10 @@ public final class DuckPromptService: Sendable {
         var sender: String
         /// It queues a prompt when its work is done: it counts toward the prompt limits.
         var makesPrompt: Bool
+        /// The prompt stops when its caller leaves the bus (`stop-with-caller`).
+        var stopsWithCaller = false
+        /// Its caller left the bus meanwhile: a `stopsWithCaller` prompt is then not queued.
+        var callerLeft = false
     }
     /// The calls handed off, by a token of their own: the work answers one when it is done, or
     /// `run()` does when the service stops first. Lock held.
@@ -91,7 +97,7 @@ public final class DuckPromptService: Sendable {
         // every verb does in passing, not at the next prompt.
         for line in DuckPrompt.recoverInPassing(server: server) { serviceLog(line) }
         bus = try BusConnection(name: Self.busName, path: Self.objectPath, interface: Self.interface,
-                                version: version) { [unowned self] method, call in
+                                version: version, server: server.named) { [unowned self] method, call in
             self.answer(method, call)
         }
         bus.onNameLost = { [unowned self] name in
@@ -100,6 +106,7 @@ public final class DuckPromptService: Sendable {
                 keepAwakeOwner = nil
                 _ = try? prompter.keepAwake(seconds: 0)
             }
+            callerLeft(name)
         }
     }
 
@@ -177,9 +184,9 @@ public final class DuckPromptService: Sendable {
             switch method {
             case DP_BUS_PLAY:
                 let files = try call.readStrings()
-                let given = try call.readOptions()
+                let (given, stops) = try ServiceOptions.splitStopWithCaller(try call.readOptions())
                 try PromptLimits.checkFileCount(files.count)
-                return try handOff(call, makesPrompt: true) { [self] sender in
+                return try handOff(call, makesPrompt: true, stopsWithCaller: stops) { [self] sender in
                     try checkPaths(files, of: sender, in: "Play", otherwise: "pass the file's descriptor with PlayFd, "
                                    + "or the text with Say")
                     let options = try readOptions(given)
@@ -193,10 +200,10 @@ public final class DuckPromptService: Sendable {
             case DP_BUS_PLAY_FD:
                 let fd = try call.readDescriptor()
                 do {
-                    let given = try call.readOptions()
+                    let (given, stops) = try ServiceOptions.splitStopWithCaller(try call.readOptions())
                     // Read on a thread of its own, not the worker's: a pipe may take its time
                     // (up to `PromptLimits.descriptorSeconds`), and the calls behind it would wait.
-                    return try handOff(call, makesPrompt: true, ownThread: true) { [self] _ in
+                    return try handOff(call, makesPrompt: true, stopsWithCaller: stops, ownThread: true) { [self] _ in
                         defer { close(fd) }
                         let options = try readOptions(given)
                         let source = try AudioSource(descriptor: fd, name: "passed descriptor",
@@ -210,8 +217,8 @@ public final class DuckPromptService: Sendable {
                 }
             case DP_BUS_SAY:
                 let text = try call.readString()
-                let given = try call.readOptions()
-                return try handOff(call, makesPrompt: true) { [self] _ in
+                let (given, stops) = try ServiceOptions.splitStopWithCaller(try call.readOptions())
+                return try handOff(call, makesPrompt: true, stopsWithCaller: stops) { [self] _ in
                     let options = try readOptions(given)
                     // Its length (a limit) is checked before libespeak-ng is loaded.
                     let speech = try SpeechSource(text: text, voice: options.voice, wordsPerMinute: options.wordsPerMinute)
@@ -280,31 +287,53 @@ public final class DuckPromptService: Sendable {
         case prompt([any PromptSource], PlayOptions, name: String)
     }
 
+    /// A caller left the bus (bus thread): its prompts asked with `stop-with-caller` are
+    /// cancelled (a playing one fades out, its duck released), and those still being worked
+    /// on are not queued.
+    private func callerLeft(_ name: String) {
+        let ids = lock.withLock { () -> [UInt64] in
+            for (token, call) in waiting where call.sender == name && call.stopsWithCaller {
+                waiting[token]?.callerLeft = true
+            }
+            return records.filter { $0.value.owner == name && $0.value.stopsWithCaller }.map(\.key)
+        }
+        for id in ids.sorted() {
+            serviceLog("prompt \(id): its caller \(name) left the bus (stop-with-caller): cancelled")
+            prompter.cancel(Prompter.PromptID(id))
+        }
+    }
+
     /// Holds `call` for a later answer, counted toward its caller's limits (refused at once
     /// over them), and runs `work` on the worker (`ownThread`: on a thread of its own); then
     /// answers it, unless `run()` answered it first because the service stopped. A prompt is
     /// queued under the same hold of the lock that takes the call's token, so a call
     /// answered by `run()` never plays.
     /// - Throws: what `admitLocked` throws.
-    private func handOff(_ call: BusReader, makesPrompt: Bool, ownThread: Bool = false,
+    private func handOff(_ call: BusReader, makesPrompt: Bool, stopsWithCaller: Bool = false, ownThread: Bool = false,
                          _ work: @escaping @Sendable (_ sender: String) throws -> Work) throws -> BusConnection.Answer {
         let sender = call.sender
         let token = try lock.withLock { () throws -> UInt64 in
             try admitLocked(sender, makesPrompt: makesPrompt)
             nextToken += 1
-            waiting[nextToken] = Waiting(held: bus.hold(call), sender: sender, makesPrompt: makesPrompt)
+            waiting[nextToken] = Waiting(held: bus.hold(call), sender: sender, makesPrompt: makesPrompt,
+                                         stopsWithCaller: stopsWithCaller)
             return nextToken
         }
         let job: @Sendable () -> Void = { [self] in
             let done = Result { try work(sender) }
             let reply = lock.withLock { () -> (BusConnection.HeldCall, BusConnection.Answer)? in
-                guard let held = waiting.removeValue(forKey: token)?.held else { return nil }
+                guard let call = waiting.removeValue(forKey: token) else { return nil }
+                let held = call.held
                 do {
                     switch try done.get() {
                     case .values(let values):
                         return (held, .values(values))
                     case .prompt(let sources, let options, let name):
-                        return (held, try playLocked(sources, options, by: sender, name: name))
+                        guard !call.callerLeft else {
+                            throw DuckPromptError(.unavailable, "the caller left the bus before its prompt was queued")
+                        }
+                        return (held, try playLocked(sources, options, by: sender, name: name,
+                                                     stopsWithCaller: call.stopsWithCaller))
                     }
                 } catch {
                     return (held, Self.failure(error))
@@ -388,10 +417,10 @@ public final class DuckPromptService: Sendable {
     /// Queues the prompt and records who asked for it, lock held (its end, in `forward`, waits
     /// for the record).
     private func playLocked(_ sources: [any PromptSource], _ options: PlayOptions, by sender: String,
-                            name: String) throws -> BusConnection.Answer {
+                            name: String, stopsWithCaller: Bool) throws -> BusConnection.Answer {
         // A prompt the queue drops at once is Error.Dropped at the call, with no id.
         let id = try prompter.play(sources, options: options, dropAtCall: true)
-        records[id.value] = Record(owner: sender, name: name)
+        records[id.value] = Record(owner: sender, name: name, stopsWithCaller: stopsWithCaller)
         return .values([.uint64(id.value)])
     }
 

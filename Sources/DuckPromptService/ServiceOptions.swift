@@ -17,7 +17,7 @@ public enum ServiceOptions {
         for key in options.keys.sorted() {
             let value = options[key]!
             guard let option = PromptOption.busKey(key) else {
-                let keys = PromptOption.all.map(\.busKey).sorted().joined(separator: ", ")
+                let keys = (PromptOption.all.map(\.busKey) + [stopWithCaller]).sorted().joined(separator: ", ")
                 throw DuckPromptError(.usage, "unknown option '\(key)' (options: \(keys))")
             }
             guard value.signature == option.busType else {
@@ -27,6 +27,24 @@ public enum ServiceOptions {
         }
         try play.validate()
         return play
+    }
+
+    /// The service's own key, not a prompt option (no command-line option, no config key):
+    /// `stop-with-caller` (`b`), the prompt cancelled when its caller leaves the bus
+    /// (`duckprompt play` handing its prompt over sets it, so that a command killed with
+    /// kill -9 does not leave its prompt playing for no one).
+    package static let stopWithCaller = Handoff.stopWithCaller
+
+    /// The service's own keys taken out of `options` (before `parse`, which knows only the
+    /// prompt options): the prompt options left, and whether `stop-with-caller` is true.
+    /// - Throws: `DuckPromptError(.usage)` when its value is not a boolean (`b`).
+    package static func splitStopWithCaller(_ options: [String: BusValue]) throws -> (options: [String: BusValue], stops: Bool) {
+        var options = options
+        guard let value = options.removeValue(forKey: stopWithCaller) else { return (options, false) }
+        guard case .bool(let on) = value else {
+            throw DuckPromptError(.usage, "option '\(stopWithCaller)' takes a value of type b, not \(value.signature)")
+        }
+        return (options, on)
     }
 
     /// A variant of the type its option takes, as the table's value.

@@ -14,11 +14,14 @@ enum Report {
             + "beside paplay's exec → first sample and exec → exit (ms)",
         10: "10. A navigation app's spoken instruction → its first sample on the monitor, through duckprompt and through "
             + "the app's own default audio output (ms)",
+        11: "11. `duckprompt play` with `duckprompt serve` running (handed over) and with `--no-service`: exec → first prompt "
+            + "sample on the monitor, beside paplay's and pw-play's (ms)",
     ]
     static let rowOrder = ["duckprompt --duck 0dB", "duckprompt", "paplay", ServerBench.anchor, "pw-play"]
     static let heldRowOrder = [ServerBench.heldZero, ServerBench.heldDuck, ServerBench.heldCold, "paplay", ServerBench.anchor]
     static let spokenRowOrder = [ServerBench.navitDuckprompt, ServerBench.navitEspeak, ServerBench.speechdDuckprompt,
                                  ServerBench.speechdEspeak, ServerBench.spokenAnchor]
+    static let handoffRowOrder = [ServerBench.handedZero, ServerBench.ownZero, "paplay", "pw-play"]
     static let serviceRowOrder = [ServerBench.serviceZero, ServerBench.serviceDuck, ServerBench.serviceCold, "paplay", ServerBench.anchor]
 
     static let method = [
@@ -126,6 +129,15 @@ enum Report {
             + "speech as a WAV (written by `espeak-ng -w`) in the same round: the cost of synthesis and of each "
             + "path's handoffs. \"With music\" as in figure 1: duckprompt's paths duck it before the first sample "
             + "(the 200 ms attack), espeak-ng's speak over it.",
+        "- Figure 11: per scenario, a `duckprompt serve` child of its own, started as in figure 9 and owning its bus "
+            + "name before the scenario's uncounted `paplay --latency-msec=20` run and one uncounted handed-over run (the "
+            + "service's first prompt, with no stream kept ready). `duckprompt play -d speaker --duck 0dB` then hands "
+            + "its prompt to it (`PlayFd`; the service's log and PromptFinished are the command's, Docs/cli.md \"Through "
+            + "the service\"), and `duckprompt play -d speaker --duck 0dB --no-service` plays it itself with the service "
+            + "running; `paplay` (and `pw-play` on PipeWire) in the same rounds, taking turns as in figures 1 to 3: "
+            + "exec → first sample, recorded and placed as in figures 1 and 2; × is the ratio to `paplay` in the same "
+            + "round. Target: the handed-over command's median ≤ paplay's (1.0 ×). Figure 1's `duckprompt --duck 0dB` "
+            + "is the command with no service on the bus (it looks for one: one `GetNameOwner`).",
         "- Figure 6: the sinks of every fixture dump under `Tests/DuckPromptTests/Fixtures` (pactl text and JSON, "
             + "pacmd, pw-dump, localised), repeated and renamed to 10 000 sinks in one snapshot, classified and routed "
             + "by `DeviceListing(snapshot:)`; and the pactl text fixtures repeated (renumbered) to a 10 MiB dump read "
@@ -234,6 +246,11 @@ enum Report {
             lines += ["### " + figureTitles[10]!, ""]
             lines += table(r, figure: 10, columns: [ServerBench.idle, ServerBench.music], ratioLabel: "× paplay of the speech",
                            order: spokenRowOrder) + [""]
+        }
+        if r.series.contains(where: { $0.figure == 11 }) {
+            lines += ["### " + figureTitles[11]!, ""]
+            lines += table(r, figure: 11, columns: [ServerBench.idle, ServerBench.music], ratioLabel: "× paplay",
+                           order: handoffRowOrder) + [""]
         }
         if !r.notes.isEmpty { lines += ["Notes:"] + r.notes.map { "- \($0)" } + [""] }
         return lines

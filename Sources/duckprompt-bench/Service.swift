@@ -78,3 +78,30 @@ extension ServerBench {
         }
     }
 }
+
+/// Figure 11: `duckprompt play` with a `duckprompt serve` running, which it hands its prompt to
+/// (ServiceHandoff), exec → first prompt sample on the monitor, beside `duckprompt play
+/// --no-service` (the command's own path), paplay and pw-play in the same rounds.
+extension ServerBench {
+    static let handedZero = "duckprompt play --duck 0dB (serve running: handed over)"
+    static let ownZero = "duckprompt play --duck 0dB --no-service (serve running)"
+
+    func handoff() throws {
+        let recorder = try startRecorder()
+        defer { recorder.stopRecording() }
+        let commands = tools(playing: blip).filter { ["paplay", "pw-play", Self.anchor].contains($0.name) }
+        let zero = [duckprompt, "play", "-d", sink, "--duck", "0dB"]
+        let players: [Player] = [(Self.handedZero, { try self.playCommand(zero + [self.blip]) }),
+                                 (Self.ownZero, { try self.playCommand(zero + ["--no-service", self.blip]) })]
+            + commands.filter { $0.name != Self.anchor }.map { tool in (tool.name, { try self.playCommand(tool.command) }) }
+        try inScenarios { scenario in
+            let (child, client) = try startService()
+            _ = client
+            defer { stopService(child, figure: 11) }
+            warmUp(commands)
+            // The service's first prompt (its stream not yet kept ready) is not counted.
+            _ = try heardRun((Self.handedZero, players[0].run), recorder: recorder, figure: 11, scenario: scenario)
+            add(11, scenario, "ms", try rotate(players, recorder: recorder, figure: 11, scenario: scenario).start, anchor: "paplay")
+        }
+    }
+}

@@ -74,6 +74,15 @@ extension ServerBench {
                 }
             }
         }
+        // Figure 11: the command handed over ≤ 1.0 × paplay in the same rounds.
+        for scenario in [Self.idle, Self.music] {
+            guard let paplay = median(11, "paplay", scenario) else { continue }
+            if let handed = median(11, Self.handedZero, scenario) {
+                t.append(TargetResult(target: "duckprompt play handed to a running serve: exec → first sample, --duck 0dB "
+                                          + "≤ 1.0 × paplay (\(scenario))",
+                                      measured: "\(format(handed, "ms")) ms vs \(format(paplay, "ms")) ms", met: handed <= paplay))
+            }
+        }
         let told = median(8, Self.idleHeld, Self.serverEvents)
         let idle = [(Self.idleHeld, "Idle prompter: no wake-ups (\(Self.idleSeconds) s: no context switch but within a second of a server event)"),
                     (Self.idleService, "Idle service: no wake-ups (\(Self.idleSeconds) s: context switches without a server event = 0)")]

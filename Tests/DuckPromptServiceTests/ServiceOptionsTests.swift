@@ -76,6 +76,24 @@ import Testing
         }
     }
 
+    @Test("stop-with-caller, the service's own key: taken out before the prompt options are read, a boolean only; unknown keys' message lists it")
+    func stopWithCaller() throws {
+        let (left, stops) = try ServiceOptions.splitStopWithCaller(["stop-with-caller": .bool(true), "duck": .double(0)])
+        #expect(stops && left == ["duck": .double(0)])
+        #expect(try ServiceOptions.splitStopWithCaller(["duck": .double(0)]).stops == false)
+        #expect(try ServiceOptions.splitStopWithCaller(["stop-with-caller": .bool(false)]).stops == false)
+        #expect {
+            try ServiceOptions.splitStopWithCaller(["stop-with-caller": .uint32(1)])
+        } throws: { error in
+            (error as? DuckPromptError)?.message == "option 'stop-with-caller' takes a value of type b, not u"
+        }
+        #expect {
+            try ServiceOptions.parse(["loudness": .double(1)], defaults: Self.defaults)
+        } throws: { error in
+            (error as? DuckPromptError)?.message.contains("stop-with-caller") == true
+        }
+    }
+
     @Test("D-Bus error names: io.github.duckprompt.DuckPrompt1.Error.<Code>")
     func errorNames() {
         let names = [DuckPromptError.Code.noInput, .unsupportedData, .usage, .unavailable, .dropped, .internal, .config]

@@ -22,14 +22,15 @@ extension ServiceIntegrationTests {
         // The service's text, interrupted by the command's message.
         let served = try Service.id(try service.call("Play", "['\(text)']", "{'priority': <'text'>}"))
         try PriorityIntegrationTests.waitHearing(recorder, hertz: Self.textHz, what: "the service's text prompt")
-        let command = try run([duckpromptBinary, "play", "--priority", "message", message], check: false)
+        // --no-service: the command's own prompt, in another process (not handed to the service).
+        let command = try run([duckpromptBinary, "play", "--no-service", "--priority", "message", message], check: false)
         #expect(command.status == 0, "the command's message: exit \(command.status), \(command.stderr)")
         #expect(try service.finished(served) == "interrupted", "\(service.signals)")
         #expect(service.signals.contains("interrupted by a message prompt"), "\(service.signals)")
         try recorder.waitForMoreAudio(seconds: 0.5)
 
         // The command's text, interrupted by the service's message.
-        let typed = try Background([duckpromptBinary, "play", "--priority", "text", text], captureStderr: true)
+        let typed = try Background([duckpromptBinary, "play", "--no-service", "--priority", "text", text], captureStderr: true)
         let messageFrom = recorder.receivedSeconds
         try PriorityIntegrationTests.waitHearing(recorder, hertz: Self.textHz, what: "the command's text prompt")
         let id = try Service.id(try service.call("Play", "['\(message)']", "{'priority': <'message'>}"))

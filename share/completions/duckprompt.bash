@@ -99,7 +99,7 @@ _duckprompt()
             opts=(-d --device --duck --duck-mode --no-pause --rewind-ms --duck-exempt-role
                 --attack-ms --release-ms --volume --latency-msec --pre-roll-ms --priority
                 --expire-ms --on-busy --during-call --call-duck --property --say --voice --rate
-                --exit-with-parent -v --verbose
+                --exit-with-parent -v --verbose --no-service
                 "${common[@]}")
             valued="-d --device --duck --duck-mode --rewind-ms --duck-exempt-role --attack-ms
                     --release-ms --volume --latency-msec --pre-roll-ms --priority --expire-ms

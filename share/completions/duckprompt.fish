@@ -145,6 +145,7 @@ complete -c duckprompt -n $playsay -l voice -x -d 'An espeak-ng voice: en, en-us
 complete -c duckprompt -n $playsay -l rate -x -d 'Words per minute, 80 to 450'
 complete -c duckprompt -n $playsay -l exit-with-parent -d 'Stop, fade and restore when the parent process exits'
 complete -c duckprompt -n $playsay -s v -l verbose -d 'Print the route, the ducked streams and the paused players'
+complete -c duckprompt -n $playsay -l no-service -d 'Play in this process, not through a running duckprompt serve'
 
 # devices, route
 complete -c duckprompt -n '__duckprompt_verb_in devices route' -l json -d 'Print JSON (Docs/json.md)'

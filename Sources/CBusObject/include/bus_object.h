@@ -31,9 +31,10 @@ typedef int (*dp_bus_handler)(dp_bus_method method, sd_bus_message *call, void *
 typedef struct dp_bus_object dp_bus_object;
 
 /* Adds the object at `path` with `interface` (sd_bus_add_object_vtable); `version` is the
- * Version property's value (copied). Returns 0 or a negative errno. */
+ * Version property's value, `server` the Server property's (both copied). Returns 0 or a
+ * negative errno. */
 int dp_bus_object_add(sd_bus *bus, const char *path, const char *interface, const char *version,
-                      dp_bus_handler handler, void *userdata, dp_bus_object **out);
+                      const char *server, dp_bus_handler handler, void *userdata, dp_bus_object **out);
 
 /* Sets the CallState property (`none`, `ringing`, `active`, `held`; "none" at first) and, when
  * it changed, sends org.freedesktop.DBus.Properties.PropertiesChanged with its new value

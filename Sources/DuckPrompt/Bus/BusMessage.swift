@@ -318,6 +318,13 @@ package struct BusWriter {
         }
     }
 
+    /// A descriptor passed with the message (`h`): sd-bus duplicates it, so the caller keeps
+    /// and closes its own.
+    package func appendDescriptor(_ fd: Int32) throws {
+        var value = fd
+        try check(sd_bus_message_append_basic(message, CChar(UInt8(ascii: "h")), &value), "writing h")
+    }
+
     private func container(_ type: Character, _ contents: String, _ body: () throws -> Void) throws {
         try check(sd_bus_message_open_container(message, CChar(type.asciiValue!), contents), "writing \(type)\(contents)")
         try body()

@@ -24,7 +24,7 @@ package enum BusKind: String, Sendable {
 /// sd-bus: `sd_bus_open_user` (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`),
 /// `sd_bus_open_system` (`DBUS_SYSTEM_BUS_ADDRESS`, else `/run/dbus/system_bus_socket`),
 /// `sd_bus_message_new_method_call`, `sd_bus_message_set_auto_start`, `sd_bus_call`,
-/// `sd_bus_match_signal`, `sd_bus_add_match`, `sd_bus_process`, `sd_bus_wait`,
+/// `sd_bus_match_signal`, `sd_bus_add_match`, `sd_bus_add_match_async`, `sd_bus_process`, `sd_bus_wait`,
 /// `sd_bus_get_fd`, `sd_bus_get_events`, `sd_bus_get_timeout`, `sd_bus_slot_unref`,
 /// `sd_bus_flush_close_unref`.
 package final class SessionBusClient {
@@ -71,28 +71,61 @@ package final class SessionBusClient {
     package func call<T>(_ destination: String, _ path: String, _ interface: String, _ member: String,
                          _ arguments: [BusValue] = [], timeoutMs: Int, autoStart: Bool = true,
                          reading read: (BusReader) throws -> T) throws -> T {
+        let reply: Reply
+        do {
+            reply = try request(destination, path, interface, member, timeoutMs: timeoutMs, autoStart: autoStart) { writer in
+                for argument in arguments { try writer.append(argument) }
+            }
+        } catch let failure as BusCallFailure {
+            throw DuckPromptError(.unavailable, "\(member) to \(destination): \(failure.detail)")
+        }
+        return try read(reply.reader)
+    }
+
+    /// A method call's reply, held until this is released.
+    package final class Reply {
+        private let message: OpaquePointer
+        init(_ message: OpaquePointer) { self.message = message }
+        deinit { sd_bus_message_unref(message) }
+        /// Its arguments, read in order.
+        package var reader: BusReader { BusReader(message: message) }
+    }
+
+    /// One method call whose arguments `write` appends (a passed descriptor, `BusWriter.appendDescriptor`),
+    /// answered within `timeoutMs`. `autoStart` false: a well-known name no process owns is an
+    /// error at once (`ServiceUnknown`), never a D-Bus activation
+    /// (`sd_bus_message_set_auto_start`).
+    /// - Returns: the reply (its `reader.sender`: the unique name that answered).
+    /// - Throws: `BusCallFailure`: the error the callee answered (its D-Bus name and message),
+    ///   no answer in time, or the call not sent (what `write` threw, as its description).
+    package func request(_ destination: String, _ path: String, _ interface: String, _ member: String,
+                         timeoutMs: Int, autoStart: Bool = true, writing write: (BusWriter) throws -> Void) throws -> Reply {
         var message: OpaquePointer? = nil
-        try check(sd_bus_message_new_method_call(bus, &message, destination, path, interface, member), "making \(member)")
+        let made = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
+        guard made >= 0, let message else {
+            throw BusCallFailure(name: nil, message: "making \(member): \(String(cString: strerror(-made)))", timedOut: false)
+        }
         defer { sd_bus_message_unref(message) }
-        if !autoStart { try check(sd_bus_message_set_auto_start(message, 0), "making \(member)") }
-        for argument in arguments { try BusWriter(message: message!).append(argument) }
+        if !autoStart {
+            let r = sd_bus_message_set_auto_start(message, 0)
+            guard r >= 0 else {
+                throw BusCallFailure(name: nil, message: "making \(member): \(String(cString: strerror(-r)))", timedOut: false)
+            }
+        }
+        do { try write(BusWriter(message: message)) } catch {
+            throw BusCallFailure(name: nil, message: "\(error)", timedOut: false)
+        }
         var error = sd_bus_error()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer? = nil
         let r = sd_bus_call(bus, message, UInt64(timeoutMs) * 1000, &error, &reply)
-        defer { sd_bus_message_unref(reply) }
         guard r >= 0, let reply else {
-            let detail: String
-            if r == -ETIMEDOUT {
-                detail = "no answer within \(timeoutMs) ms"
-            } else if let name = error.name {
-                detail = String(cString: name) + (error.message.map { ": " + String(cString: $0) } ?? "")
-            } else {
-                detail = String(cString: strerror(-r))
-            }
-            throw DuckPromptError(.unavailable, "\(member) to \(destination): \(detail)")
+            if r == -ETIMEDOUT { throw BusCallFailure(name: nil, message: "no answer within \(timeoutMs) ms", timedOut: true) }
+            throw BusCallFailure(name: error.name.map { String(cString: $0) },
+                                 message: error.message.map { String(cString: $0) } ?? String(cString: strerror(-r)),
+                                 timedOut: false)
         }
-        return try read(BusReader(message: reply))
+        return Reply(reply)
     }
 
     /// Subscribes to the signal `member` of `interface` that `sender` emits from `path`
@@ -117,14 +150,21 @@ package final class SessionBusClient {
     /// interface='org.ofono.VoiceCall'", with `arg0` and `path_namespace` as the bus allows;
     /// `sd_bus_add_match`, added before this returns), for as long as this connection lives;
     /// `handle` reads each one as `dispatch(for:until:)` or `processPending()` delivers it.
-    /// - Throws: `DuckPromptError(.unavailable)` when the match cannot be added.
-    package func subscribe(match rule: String, _ handle: @escaping (BusReader) -> Void) throws {
+    /// `waiting` false: the match is sent without waiting for the bus daemon's answer
+    /// (`sd_bus_add_match_async`): the daemon reads a connection's messages in order, so a call
+    /// sent after it is handled with the match in place, and a signal its callee then sends is
+    /// not missed (`duckprompt play` handing its prompt to the service).
+    /// - Throws: `DuckPromptError(.unavailable)` when the match cannot be added (or queued).
+    package func subscribe(match rule: String, waiting: Bool = true, _ handle: @escaping (BusReader) -> Void) throws {
         let handler = SignalHandler(handle)
         var slot: OpaquePointer? = nil
-        let r = sd_bus_add_match(bus, &slot, rule, { message, userdata, _ in
+        let callback: sd_bus_message_handler_t = { message, userdata, _ in
             Unmanaged<SignalHandler>.fromOpaque(userdata!).takeUnretainedValue().handle(BusReader(message: message!))
             return 0
-        }, Unmanaged.passUnretained(handler).toOpaque())
+        }
+        let userdata = Unmanaged.passUnretained(handler).toOpaque()
+        let r = waiting ? sd_bus_add_match(bus, &slot, rule, callback, userdata)
+                        : sd_bus_add_match_async(bus, &slot, rule, callback, nil, userdata)
         guard r >= 0 else {
             throw DuckPromptError(.unavailable, "cannot subscribe to \(rule): \(String(cString: strerror(-r)))")
         }
@@ -183,6 +223,47 @@ package final class SessionBusClient {
         return true
     }
 
+    /// How `dispatch(until:wake:done:)` ended.
+    package enum Dispatched: Equatable {
+        /// `done()` held.
+        case done
+        /// The deadline passed.
+        case timedOut
+        /// `wake` became readable (not read here).
+        case woken
+    }
+
+    /// Handles what arrives (`processPending`: the subscribed signals' handlers run here),
+    /// waiting in `poll(2)` on the bus's descriptor (`pollDescriptor`) and on `wake` (a pipe
+    /// another thread writes to: a signal-handling thread, since this connection is used from
+    /// one thread), until `done()` holds, `wake` is readable or `deadline` passed (nil: none).
+    /// - Throws: `DuckPromptError(.unavailable)` when the connection fails (the bus went away).
+    package func dispatch(until deadline: ContinuousClock.Instant?, wake: Int32?,
+                          done: () -> Bool) throws -> Dispatched {
+        while true {
+            try processPending()
+            if done() { return .done }
+            if let deadline, ContinuousClock.now >= deadline { return .timedOut }
+            let (bus, busDeadline) = try pollDescriptor()
+            var fds = [bus]
+            if let wake { fds.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0)) }
+            let until = [deadline, busDeadline].compactMap { $0 }.min()
+            do throws(Errno) { _ = try POSIX.poll(&fds, until: until) } catch {
+                throw DuckPromptError(.unavailable, "session bus: \(String(cString: strerror(error.rawValue)))")
+            }
+            if fds.count > 1, fds[1].revents != 0 { return .woken }
+        }
+    }
+
+    /// Whether a session bus may be there to connect to, without connecting:
+    /// `DBUS_SESSION_BUS_ADDRESS` set, or `$XDG_RUNTIME_DIR/bus` present (where `sd_bus_open_user`
+    /// looks). One `stat(2)` at most.
+    package static var mayExist: Bool {
+        if let address = Environment.value("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty { return true }
+        guard let runtime = Environment.value("XDG_RUNTIME_DIR"), !runtime.isEmpty else { return false }
+        return (try? POSIX.stat(runtime + "/bus")) != nil
+    }
+
     /// The names on the bus (`org.freedesktop.DBus.ListNames`).
     package func listNames(timeoutMs: Int) throws -> [String] {
         try call(Self.busDriver, Self.busPath, Self.busDriver, "ListNames", timeoutMs: timeoutMs) { try $0.readStrings() }
@@ -222,6 +303,21 @@ package final class SessionBusClient {
                  timeoutMs: timeoutMs, autoStart: autoStart) { try $0.readVariant() }
     }
 
-    private static let busDriver = "org.freedesktop.DBus", busPath = "/org/freedesktop/DBus"
+    package static let busDriver = "org.freedesktop.DBus", busPath = "/org/freedesktop/DBus"
     private static let propertiesInterface = "org.freedesktop.DBus.Properties"
+}
+
+/// A method call that failed (`SessionBusClient.request`): the callee's error, no answer in
+/// time, or a call that could not be sent.
+package struct BusCallFailure: Error, CustomStringConvertible {
+    /// The D-Bus error name the callee (or the bus daemon) answered, e.g.
+    /// `org.freedesktop.DBus.Error.ServiceUnknown`; nil when no error came back.
+    package var name: String?
+    /// The error's message.
+    package var message: String
+    /// No answer came within the call's timeout.
+    package var timedOut: Bool
+    /// "NAME: message", or the message alone.
+    package var detail: String { name.map { "\($0): \(message)" } ?? message }
+    package var description: String { detail }
 }

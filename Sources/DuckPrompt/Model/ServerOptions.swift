@@ -15,4 +15,13 @@ public struct ServerOptions: Sendable, Equatable {
         self.clientName = clientName
         self.timeoutMs = timeoutMs
     }
+
+    /// The server string libpulse is given: `server`, else `PULSE_SERVER` (as libpulse reads
+    /// it), else "" (libpulse's default: the user's runtime socket). What `duckprompt serve`
+    /// tells as its `Server` property, and what `duckprompt play` compares with its own before
+    /// it hands a prompt over.
+    package var named: String {
+        if let server { return server }
+        return Environment.value("PULSE_SERVER") ?? ""
+    }
 }

@@ -242,6 +242,41 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
         return Int(sf_readf_float(file, buffer, sf_count_t(count)))
     }
 
+    /// A regular file's size in bytes, as opened; nil for audio read into memory.
+    package var fileSize: Int64? { identity?.size }
+
+    /// A new descriptor of this audio's bytes from their first, for another process to read to
+    /// its end (`duckprompt play` handing its prompt to `duckprompt serve`, `PlayFd`): a regular
+    /// file opened again through `/proc/self/fd/N` (the same file, with an offset of its own:
+    /// never another file put at the path since), audio read into memory (standard input, a
+    /// FIFO) copied into a `memfd_create(2)` file. The caller closes it.
+    /// - Throws: `DuckPromptError(.noInput)` when it cannot be made (out of descriptors or memory).
+    package func handOverDescriptor() throws -> Int32 {
+        do throws(Errno) {
+            if let descriptor {
+                return try POSIX.open("/proc/self/fd/\(descriptor)", O_RDONLY | O_CLOEXEC | O_NOCTTY)
+            }
+            guard let memory else { throw Errno(EBADF, call: "handOverDescriptor") }
+            let fd = try POSIX.memfdCreate("duckprompt-prompt")
+            do throws(Errno) {
+                var written = 0
+                while written < memory.data.count {
+                    written += try memory.data.withUnsafeBytes { bytes in
+                        Result { () throws(Errno) -> Int in
+                            try POSIX.pwrite(fd, UnsafeRawBufferPointer(rebasing: bytes[written...]), at: written)
+                        }
+                    }.get()
+                }
+            } catch {
+                try? POSIX.close(fd)
+                throw error
+            }
+            return fd
+        } catch {
+            throw DuckPromptError(.noInput, "\(path): cannot pass it on: \(String(cString: strerror(error.rawValue)))")
+        }
+    }
+
     /// Duration in seconds according to the header.
     public var duration: Double { Double(frames) / Double(rate) }
 

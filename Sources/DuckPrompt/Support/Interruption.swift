@@ -125,6 +125,10 @@ package final class PlayCancellation: Sendable {
     /// Whether `cancel()` was called.
     package var isCancelled: Bool { control.isCancelled }
 
+    /// A descriptor that is readable once `cancel()` was called, to `poll` beside another
+    /// (`duckprompt play` waiting for the service's answer); nil when no pipe can be made.
+    package func wakeDescriptor() -> Int32? { control.cancelDescriptor() }
+
     /// Once `playBlocking` has thrown `CancellationError`: what the prompt had done by then
     /// (where it went, the frames handed to the server, the streams it ducked, each ramped
     /// back, the players it paused and resumed, and its warnings); nil when it was cancelled

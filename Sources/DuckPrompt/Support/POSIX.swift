@@ -158,6 +158,14 @@ package enum POSIX {
         try retryOnInterrupt("mkfifoat") { Glibc.mkfifoat(directory, name, mode) }
     }
 
+    /// An anonymous file in memory (`memfd_create(2)` with `MFD_CLOEXEC`, through CLinux), to
+    /// pass bytes held in memory to another process as a descriptor it can read to its end.
+    /// - Returns: the descriptor, the caller's to close.
+    /// - Throws: `Errno` ("memfd_create"), retried on `EINTR`.
+    static func memfdCreate(_ name: String) throws(Errno) -> Int32 {
+        try retryOnInterrupt("memfd_create") { duckprompt_memfd_create(name) }
+    }
+
     /// A new pipe; both ends the caller's to close.
     /// - Throws: `Errno` ("pipe"): out of descriptors. `pipe(2)`, retried on `EINTR`.
     static func pipe() throws(Errno) -> (read: Int32, write: Int32) {

@@ -59,7 +59,9 @@ final class BusConnection: @unchecked Sendable {
     /// Connects to the session bus and takes `name`.
     /// - Throws: `DuckPromptError(.unavailable)` when there is no session bus or another
     ///   process owns `name`.
-    init(name: String, path: String, interface: String, version: String, handler: @escaping Handler) throws {
+    /// `version` and `server` are the object's `Version` and `Server` properties.
+    init(name: String, path: String, interface: String, version: String, server: String,
+         handler: @escaping Handler) throws {
         var opened: OpaquePointer? = nil
         let r = sd_bus_open_user(&opened)
         guard r >= 0, let opened else {
@@ -81,7 +83,7 @@ final class BusConnection: @unchecked Sendable {
         wake = (ends[0], ends[1])
         var added: OpaquePointer? = nil
         let userdata = Unmanaged.passUnretained(self).toOpaque()
-        let a = dp_bus_object_add(bus, path, interface, version, { method, call, userdata, error in
+        let a = dp_bus_object_add(bus, path, interface, version, server, { method, call, userdata, error in
             let connection = Unmanaged<BusConnection>.fromOpaque(userdata!).takeUnretainedValue()
             return connection.dispatch(method, call!, error!)
         }, userdata, &added)
