@@ -242,7 +242,8 @@ public final class DuckPromptService: Sendable {
                 return .values([])
             case DP_BUS_ESTIMATE:
                 let files = try call.readStrings()
-                let given = try call.readOptions()
+                // The same options as Play's, `stop-with-caller` too (an estimate has nothing to stop).
+                let given = try ServiceOptions.splitStopWithCaller(try call.readOptions()).options
                 try PromptLimits.checkFileCount(files.count)
                 return try handOff(call, makesPrompt: false) { [self] sender in
                     try checkPaths(files, of: sender, in: "Estimate", otherwise: "use EstimateSay")
@@ -252,7 +253,7 @@ public final class DuckPromptService: Sendable {
                 }
             case DP_BUS_ESTIMATE_SAY:
                 let text = try call.readString()
-                let given = try call.readOptions()
+                let given = try ServiceOptions.splitStopWithCaller(try call.readOptions()).options
                 return try handOff(call, makesPrompt: false) { [self] _ in
                     let options = try readOptions(given, estimating: true)
                     let speech = try SpeechSource(text: text, voice: options.voice, wordsPerMinute: options.wordsPerMinute)

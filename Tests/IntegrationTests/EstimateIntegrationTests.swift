@@ -20,7 +20,8 @@ struct EstimateIntegrationTests {
         let service = try ServiceIntegrationTests.Service()
         defer { _ = service.stop() }
         let prompt = try DuckIntegrationTests.prompt(seconds: 1.0)
-        let asleep = try service.call("Estimate", "['\(prompt)']", "@a{sv} {}").stdout
+        // The options Play takes, the service's own `stop-with-caller` too.
+        let asleep = try service.call("Estimate", "['\(prompt)']", "{'stop-with-caller': <true>}").stdout
         #expect(asleep.contains("'sink': <'\(headset)'>"), "\(asleep)")
         #expect(Self.micros("pre-roll-us", in: asleep) == 300_000 && Self.micros("attack-us", in: asleep) == 0, "\(asleep)")
         #expect(Self.micros("duration-us", in: asleep) == 1_000_000)
