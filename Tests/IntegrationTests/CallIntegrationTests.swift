@@ -117,8 +117,11 @@ struct CallIntegrationTests {
                 && result.stderr.contains("media.role=phone"), "\(result.stderr)")
         let samples = try calling.stop(after: 0.6)
         #expect(Self.promptRuns(samples).isEmpty)
-        // The music's level never moved, from the command's start on.
-        let music = Levels.tone(samples, hertz: 300).dropFirst(start)
+        // The music's level never moved, from the command's start on. A median over 5 windows
+        // (50 ms) keeps a duck, which lasts the prompt, and drops the one- or two-window dip of a
+        // graph cycle missed under load (the CI at 01dbbfb saw -10.3 and -9.7 dB for two
+        // windows amid -7.46 with no volume change).
+        let music = Levels.medianFiltered(Array(Levels.tone(samples, hertz: 300).dropFirst(start)))
         #expect(music.count > 50 && (music.max() ?? 0) - (music.min() ?? 0) < 1, "the music's level moved: \(music)")
         #expect(try Pactl.volume(ofApp: calling.music) == calling.musicVolume)
     }
