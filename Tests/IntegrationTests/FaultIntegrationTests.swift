@@ -52,16 +52,19 @@ struct FaultIntegrationTests {
     }
 
     /// A music player on the default sink whose stream gets the volume the server saved for
-    /// its role and application (no volume of its own), as a player started after a restart.
-    static func freshPlayer(_ rig: Rig, app: String, role: String) throws -> Background {
+    /// its role and application (no volume of its own), as a player started after a restart;
+    /// returned once its volume (pactl) is what `settled` expects, or after 5 s with the volume
+    /// it has then: PulseAudio's module-stream-restore sets it as the stream is made,
+    /// WirePlumber's restore a little after the stream appears.
+    static func freshPlayer(_ rig: Rig, app: String, role: String,
+                            settled: ([Int]) -> Bool) throws -> (player: Background, volume: [Int]?) {
         let file = try TestAudio.sine("tone-300-2ch.wav", hertz: 300, seconds: 60, gain: 0.3, channels: 2)
         let player = try Background(["paplay", "--latency-msec=100", "--client-name=\(app)",
                                      "--property=application.name=\(app)", "--property=media.role=\(role)", file])
         rig.players.append(player)
         guard try eventually({ try Pactl.volume(ofApp: app) != nil }) else { throw TestFailure("\(app) did not start") }
-        // Let the restore policy settle the new stream's volume.
-        Thread.sleep(forTimeInterval: 0.5)
-        return player
+        _ = try eventually { try Pactl.volume(ofApp: app).map(settled) == true }
+        return (player, try Pactl.volume(ofApp: app))
     }
 
     @Test("The server killed mid-prompt: exit 69 at once, the journal kept; after the restart, restore brings the role's volume back")
@@ -89,8 +92,8 @@ struct FaultIntegrationTests {
         try Self.waitServerBack(after: server)
         // Before anything repairs it, a new stream of the role starts ducked: the server saved
         // the ducked volume (this is what the journal is for).
-        let early = try Self.freshPlayer(rig, app: app, role: role)
-        let ducked = try #require(try Pactl.volume(ofApp: app))
+        let (early, started) = try Self.freshPlayer(rig, app: app, role: role) { $0.allSatisfy { $0 < original / 2 } }
+        let ducked = try #require(started)
         #expect(ducked.allSatisfy { $0 < original / 2 }, "a new stream started at \(ducked): the server did not save the duck?")
 
         let restore = try run([duckpromptBinary, "restore"], check: false)
@@ -103,8 +106,7 @@ struct FaultIntegrationTests {
         _ = try eventually { try Pactl.volume(ofApp: app) == nil }
 
         // The next stream of that role starts at the original volume.
-        _ = try Self.freshPlayer(rig, app: app, role: role)
-        let next = try Pactl.volume(ofApp: app)
+        let next = try Self.freshPlayer(rig, app: app, role: role) { $0 == [original, original] }.volume
         #expect(next == [original, original], "the next stream of the role starts at \(next ?? [])")
     }
 

@@ -10,14 +10,14 @@ struct KeepAwakeIntegrationTests {
     /// An app that asks for `seconds` of keep-awake, prints "kept" and stays on the bus until
     /// it is stopped.
     static let app = """
-        import sys, time
+        import sys
         from gi.repository import Gio, GLib
         bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
         bus.call_sync("io.github.duckprompt.DuckPrompt1", "/io/github/duckprompt/DuckPrompt1",
                       "io.github.duckprompt.DuckPrompt1", "KeepAwake", GLib.Variant("(u)", (int(sys.argv[1]),)),
                       None, Gio.DBusCallFlags.NONE, 5000, None)
         print("kept", flush=True)
-        time.sleep(60)
+        GLib.MainLoop().run()
         """
 
     /// The state pactl shows for `sink` (`RUNNING`, `IDLE`, `SUSPENDED`).

@@ -420,8 +420,8 @@ struct PrompterIntegrationTests {
         }
         let clients = try Self.ownClients()
         #expect(back, "journals \(FaultIntegrationTests.journals()), clients of this process \(clients)")
-        _ = try FaultIntegrationTests.freshPlayer(rig, app: app, role: role)
-        #expect(try Pactl.volume(ofApp: app) == [original, original], "a new stream of the role after the reconnection")
+        let fresh = try FaultIntegrationTests.freshPlayer(rig, app: app, role: role) { $0 == [original, original] }.volume
+        #expect(fresh == [original, original], "a new stream of the role after the reconnection")
         let second = try prompter.play(files: [try DuckIntegrationTests.prompt(seconds: 0.5)])
         try log.waitFinished([second], timeout: 10)
         #expect(Self.played(log.outcome(second)), "second: \(String(describing: log.outcome(second)))")

@@ -19,6 +19,19 @@ extension ServiceIntegrationTests {
                 '\(name)', '\(path)', '\(name)', None)
             def error_name(e):
                 return Gio.DBusError.get_remote_error(e) or str(e)
+            def wait_held(pid, fds, seconds=10):
+                # Until process pid holds each pipe of fds (a PlayFd's descriptor, still read).
+                import os, time
+                want = {os.readlink('/proc/self/fd/%d' % fd) for fd in fds}
+                deadline = time.monotonic() + seconds
+                while time.monotonic() < deadline:
+                    held = set()
+                    for name in os.listdir('/proc/%d/fd' % pid):
+                        try: held.add(os.readlink('/proc/%d/fd/%s' % (pid, name)))
+                        except OSError: pass
+                    if want <= held: return
+                    time.sleep(0.01)
+                raise SystemExit('the service holds %d of the %d pipes' % (len(want & held), len(want)))
 
             """ + body
         return try run(["/usr/bin/python3", "-c", program] + arguments, check: false)
@@ -90,12 +103,12 @@ extension ServiceIntegrationTests {
                     results.append(error_name(e))
             threads = [threading.Thread(target=play, args=(r,)) for r, w in pipes[:16]]
             for t in threads: t.start()
-            import time; time.sleep(1)
+            wait_held(int(sys.argv[1]), [r for r, w in pipes[:16]])
             play(pipes[16][0])
             print('17th', results[-1])
             for r, w in pipes: os.close(w)
             for t in threads: t.join()
-            """)
+            """, ["\(service.process.process.processIdentifier)"])
         #expect(held.stdout.contains("17th \(Self.name).Error.LimitsExceeded"), "\(held.stdout) \(held.stderr)")
         #expect(try Pactl.volume(ofApp: app) == before)
         _ = rig
@@ -145,7 +158,7 @@ extension ServiceIntegrationTests {
                     result.append(error_name(e) + ' ' + e.message)
             t = threading.Thread(target=play)
             t.start()
-            time.sleep(1)
+            wait_held(int(sys.argv[1]), [r])
             os.kill(int(sys.argv[1]), signal.SIGTERM)
             t.join(10)
             print('answer', result)
