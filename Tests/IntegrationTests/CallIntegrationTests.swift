@@ -180,7 +180,7 @@ struct CallStateIntegrationTests {
         #expect(json.contains(#""state" : "none""#), "\(json)")
     }
 
-    @Test("A ModemManager call ringing on the system bus (python3-dbusmock): devices --watch reports it, a prompt under drop exits 75 naming it, under mix it plays under it; deleted, the state is none again")
+    @Test("A ModemManager call ringing on the system bus (python3-dbusmock): devices --watch reports it, a prompt under drop exits 75 naming it, under mix it plays under it; a deferred prompt is woken by its deletion, and the state is none again")
     func modemManagerCall() throws {
         let (rig, _) = try Rig.defaultSpeaker()
         _ = rig
@@ -207,15 +207,25 @@ struct CallStateIntegrationTests {
         let mixed = try run([duckpromptBinary, "play", prompt], environment: environment, check: false)
         #expect(mixed.status == 0 && mixed.stderr.contains("played under a call at -10 dB"), "\(mixed.stderr)")
 
+        // Deferred without --expire-ms, the prompt waits on nothing but events: the call's
+        // deletion on the system bus (the watch it starts) wakes it; it plays and exits 0.
+        var debug = environment
+        debug["DUCKPROMPT_DEBUG"] = "1"
+        let waiting = try Background([duckpromptBinary, "play", "--during-call", "defer", prompt],
+                                     environment: debug, captureStderr: true)
+        #expect(waiting.waitForOutput(containing: "call: ringing (ModemManager call", timeout: timeLimit(5)))
         try MM.deleteCall(mock)
         #expect(watch.waitForOutput(containing: "call ringing -> none", timeout: timeLimit(5)),
                 "\(String(decoding: watch.bytes, as: UTF8.self))")
+        let status = waiting.wait(timeout: timeLimit(5))
+        let output = String(decoding: waiting.bytes, as: UTF8.self)
+        #expect(status == 0 && output.contains("s for a call"), "exit \(String(describing: status)): \(output)")
     }
 
-    @Test("The service's CallState follows a phone stream (PropertiesChanged); a Play under during-call drop is Error.Dropped, under mix PromptFinished says so")
+    @Test("The service's CallState follows a phone stream (PropertiesChanged); a Play under during-call drop is Error.Dropped, under mix PromptFinished says so, a deferred one is cancelled at once")
     func service() throws {
         let (rig, speaker) = try Rig.defaultSpeaker()
-        let service = try ServiceIntegrationTests.Service()
+        let service = try ServiceIntegrationTests.Service(environment: ["DUCKPROMPT_DEBUG": "1"])
         defer { _ = service.stop() }
         func property() throws -> String {
             try run(["gdbus", "call", "--session", "--dest", ServiceIntegrationTests.name, "--object-path",
@@ -234,6 +244,15 @@ struct CallStateIntegrationTests {
         let id = try ServiceIntegrationTests.Service.id(try service.call("Play", "['\(prompt)']", "@a{sv} {}"))
         #expect(try service.finished(id) == "played")
         #expect(service.signals.contains("played under a call at -10 dB"), "\(service.signals)")
+        // Deferred, then cancelled once it waits (its call looked at: a trace line more): the
+        // wait, which has no poll, ends at the Cancel.
+        let looks = { String(decoding: service.process.bytes, as: UTF8.self).ranges(of: "call: active").count }
+        let looked = looks()
+        let deferred = try ServiceIntegrationTests.Service.id(
+            try service.call("Play", "['\(prompt)']", "{'during-call': <'defer'>}"))
+        #expect(eventually(timeout: timeLimit(5)) { looks() > looked }, "the deferred prompt never looked at the call")
+        _ = try service.call("Cancel", "\(deferred)")
+        #expect(try service.finished(deferred, timeout: timeLimit(3)) == "cancelled", "\(service.signals)")
 
         call.stop()
         #expect(eventually(timeout: timeLimit(5)) { service.signals.contains("'CallState': <'none'>") }, "\(service.signals)")

@@ -18,11 +18,11 @@ extension DuckPrompt {
                           server: ServerOptions, control: InterruptControl, entered: QueueEntry,
                           turn: Result<RuntimeLock, any Error>? = nil,
                           reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
-                          busCalls: @escaping () -> [CallReading] = { [] },
+                          calls: PromptCalls? = nil,
                           onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in },
                           onAudioEnded: () -> Void = {}) throws -> PlayReport {
         let run = PromptRun(sources: sources, connection: started, options: options, server: server, control: control,
-                            entered: entered, turn: turn, reconnect: reconnect, keeper: keeper, busCalls: busCalls,
+                            entered: entered, turn: turn, reconnect: reconnect, keeper: keeper, calls: calls,
                             onStarted: onStarted)
         defer { run.close() }
         var lifecycle = PromptLifecycle()
@@ -96,9 +96,9 @@ final class PromptRun {
     private var onPipeWire = false
     /// What a listener may not have heard (`PlayReport.warnings`).
     private var warnings: [String] = []
-    /// The calls the session and system buses know of (`BusCalls`, or a held prompter's
-    /// `BusCallWatch`); the server's call streams are read from its snapshot.
-    private let busCalls: () -> [CallReading]
+    /// The calls the session and system buses know of (`PromptCalls`; none when nil); the
+    /// server's call streams are read from its snapshot.
+    private let calls: PromptCalls?
     /// The prompt's own volume relative to the saved one (`PromptPlan.promptGain`).
     private var promptGain: Decibels?
     /// What the call policy did (`PlayReport.callNote`).
@@ -125,18 +125,17 @@ final class PromptRun {
     ///   - turn: the turn, when the caller waited for it (`TurnWaiter`); nil waits at `.waitTurn`.
     ///   - reconnect: makes a new connection when `connection` failed meanwhile.
     ///   - keeper: the held prompter's kept stream (nil: every stream is made and closed here).
-    ///   - busCalls: the calls on the session and system buses now (`BusCalls.read`, a
-    ///     `BusCallWatch`'s readings).
+    ///   - calls: the calls on the session and system buses (the prompter's `PromptCalls`).
     ///   - onStarted: called once the first sample of the prompt's own audio (after the
     ///     pre-roll) has been handed to the server on the uncorked stream, with the route and
     ///     the pre-roll in ms; on libpulse's loop thread, so it must not wait.
     init(sources: [any PromptSource], connection: PulseConnection, options: PlayOptions, server: ServerOptions,
          control: InterruptControl, entered: QueueEntry, turn: Result<RuntimeLock, any Error>? = nil,
          reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
-         busCalls: @escaping () -> [CallReading] = { [] },
+         calls: PromptCalls? = nil,
          onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) {
         self.turn = turn
-        self.busCalls = busCalls
+        self.calls = calls
         self.sources = sources
         self.connection = connection
         self.options = options
@@ -506,7 +505,7 @@ final class PromptRun {
     /// The call state of the server's streams and the buses' calls together; remembers what
     /// causes it for a message (`lastCallCause`).
     private func callState(_ streams: CallStreams.Found) -> CallState {
-        let status = CallStatus(readings: streams.readings + busCalls())
+        let status = CallStatus(readings: streams.readings + (calls?.readings() ?? []))
         lastCallCause = status.cause?.detail
         if status.state != .none { DebugTrace.write("call: \(status.state) (\(status.cause?.detail ?? ""))") }
         return status.state
@@ -517,14 +516,17 @@ final class PromptRun {
     private var lastCallCause: String?
 
     /// `--during-call defer`: waits until no call rings or is on, looking again at every server
-    /// event (a stream that comes, changes or goes) and every `callPoll`; then reads the server
-    /// afresh for the route. Holds the turn meanwhile: the prompts behind it wait too.
+    /// event (a stream that comes, changes or goes) and every change of the buses' calls
+    /// (`PromptCalls.follow`); then reads the server afresh for the route. Holds the turn
+    /// meanwhile: the prompts behind it wait too.
     /// - Throws: `.dropped` (`.expired`) when `--expire-ms` from the call passes first;
     ///   `CancellationError` or a newer prompt's stop; `.unavailable` when the server goes.
     private func waitForCallEnd() throws -> (Snapshot, ServerInfo) {
         let inbox = EventInbox(mainloop: connection.mainloop)
         try connection.subscribe(into: inbox)
         defer { connection.unsubscribe(inbox) }
+        let unfollow = calls?.follow { [connection] in connection.post(.busCallsChanged, to: inbox) }
+        defer { unfollow?() }
         let deadline = options.expireMs.map { called + .milliseconds($0) }
         while true {
             if control.isCancelled { throw CancellationError() }
@@ -532,19 +534,19 @@ final class PromptRun {
                 throw DuckPromptError(.dropped, "prompt \(request.reason)", dropReason: request.drop)
             }
             let (snapshot, info) = try connection.currentSnapshot()
-            let calls = CallStreams.find(sinkInputs: snapshot.sinkInputs, sourceOutputs: snapshot.sourceOutputs)
-            if !callState(calls).isOn { return (snapshot, info) }
+            let streams = CallStreams.find(sinkInputs: snapshot.sinkInputs, sourceOutputs: snapshot.sourceOutputs)
+            if !callState(streams).isOn { return (snapshot, info) }
             if let deadline, ContinuousClock.now >= deadline {
                 throw DuckPromptError(.dropped, "prompt dropped: not started within \(options.expireMs ?? 0) ms "
                     + "(a call was on: \(lastCallCause ?? "a call"); --during-call defer)", dropReason: .expired)
             }
-            let wake = min(deadline ?? .now + Self.callPoll, .now + Self.callPoll)
-            _ = try connection.withLock { try connection.nextEventsLocked(inbox, until: wake) }
+            // Without --expire-ms a day stands for "no deadline": the wait ends at an event.
+            _ = try connection.withLock {
+                try connection.nextEventsLocked(inbox, until: deadline ?? .now + .seconds(86_400),
+                                                orWhen: { [control] in control.isStopped })
+            }
         }
     }
-
-    /// How often a deferred prompt looks at the buses' calls (the server's streams wake it at once).
-    static let callPoll: Duration = .milliseconds(250)
 
     /// The prompt's sink went away while it played (the server moved its stream: a Bluetooth
     /// headset switched from A2DP to HFP, a device unplugged): follows the device to its new

@@ -457,7 +457,7 @@ public final class Prompter: Sendable {
         let connection = held?.current ?? lock.withLock { state.connection }
         return try DuckPrompt.runPrompt(sources, connection: connection, options: options, server: server,
                                         control: control, entered: entry, turn: turn, reconnect: { [self] in try reconnect() },
-                                        keeper: held?.keeper, busCalls: { [calls] in calls.readings() },
+                                        keeper: held?.keeper, calls: calls,
                                         onStarted: { [self] route, preRoll in
             guard let id else { return }
             emit(.started(id, Start(sink: route.sink.name, kind: route.classification.kind, preRollMs: preRoll)))

@@ -159,14 +159,18 @@ extension PulseConnection {
     }
 
     /// `nextEventsLocked`, but nil when `deadline` passes before an event comes.
-    /// - Parameter answers: return as well once a sink-input info asked for has arrived in
-    ///   `inbox.sinkInputs` (the events then may be none), so its arrival is seen at once.
+    /// - Parameters:
+    ///   - answers: return as well once a sink-input info asked for has arrived in
+    ///     `inbox.sinkInputs` (the events then may be none), so its arrival is seen at once.
+    ///   - stopped: return `[]` as well once this is true, looked at on each wake (`wake()`:
+    ///     a prompt sharing the connection was stopped); called with the lock held.
     /// - Throws: `.unavailable` when the connection is lost.
     package func nextEventsLocked(_ inbox: EventInbox, until deadline: ContinuousClock.Instant,
-                                  orAnswers answers: Bool = false) throws -> [ServerEvent]? {
+                                  orAnswers answers: Bool = false,
+                                  orWhen stopped: () -> Bool = { false }) throws -> [ServerEvent]? {
         try withWakeupLocked(at: deadline) {
             while inbox.events.isEmpty && !(answers && !inbox.sinkInputs.isEmpty) {
-                if interrupted { return [] }
+                if interrupted || stopped() { return [] }
                 guard isAliveLocked else {
                     throw DuckPromptError(.unavailable, "lost the connection to the sound server at \(serverDescription)")
                 }
