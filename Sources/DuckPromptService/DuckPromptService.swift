@@ -122,7 +122,8 @@ public final class DuckPromptService: Sendable {
         let watchClosed = Latch()
         let updates: AsyncThrowingStream<DeviceUpdate, Error>
         do {
-            updates = DuckPrompt.watchDevices(config: try DuckPromptConfig.load(), server: server, closed: watchClosed.open)
+            updates = DuckPrompt.watchDevices(config: try DuckPromptConfig.load(), server: server, prompter: prompter,
+                                              closed: watchClosed.open)
         } catch {
             updates = AsyncThrowingStream { $0.finish(throwing: error) }
             watchClosed.open()

@@ -180,7 +180,7 @@ struct CallStateIntegrationTests {
         #expect(json.contains(#""state" : "none""#), "\(json)")
     }
 
-    @Test("A ModemManager call ringing on the system bus (python3-dbusmock): devices --watch reports it, a prompt under drop exits 75 naming it, under mix it plays under it; a deferred prompt is woken by its deletion, and the state is none again")
+    @Test("A ModemManager call ringing on the system bus (python3-dbusmock): devices --watch and the service's CallState report it, a prompt under drop exits 75 naming it, under mix it plays under it; a deferred prompt is woken by its deletion, and the state is none again")
     func modemManagerCall() throws {
         let (rig, _) = try Rig.defaultSpeaker()
         _ = rig
@@ -190,6 +190,9 @@ struct CallStateIntegrationTests {
         let watch = try Background([duckpromptBinary, "devices", "--watch"], environment: environment)
         defer { watch.stop() }
         #expect(watch.waitForOutput(containing: "prompt goes to", timeout: timeLimit(5)))
+        // The service's CallState follows it too, from the watch its route watch shares.
+        let service = try ServiceIntegrationTests.Service(environment: environment)
+        defer { _ = service.stop() }
         let mock = try CallSourceIntegrationTests.Mock(
             ["--system", "-m", "org.freedesktop.ModemManager1", "/org/freedesktop/ModemManager1", "org.freedesktop.ModemManager1"],
             name: "org.freedesktop.ModemManager1", system: system)
@@ -200,9 +203,12 @@ struct CallStateIntegrationTests {
         try MM.addIncomingCall(mock)
         #expect(watch.waitForOutput(containing: "call none -> ringing (ModemManager call \(call))", timeout: timeLimit(5)),
                 "\(String(decoding: watch.bytes, as: UTF8.self))")
+        #expect(eventually(timeout: timeLimit(5)) { service.signals.contains("'CallState': <'ringing'>") }, "\(service.signals)")
 
         let prompt = try DuckIntegrationTests.prompt(seconds: 0.3)
-        let dropped = try run([duckpromptBinary, "play", "--during-call", "drop", prompt], environment: environment, check: false)
+        // The command's own read of the buses (--no-service), then the service's (handed over).
+        let dropped = try run([duckpromptBinary, "play", "--no-service", "--during-call", "drop", prompt],
+                              environment: environment, check: false)
         #expect(dropped.status == 75 && dropped.stderr.contains("a call is on (ModemManager call \(call)"), "\(dropped.stderr)")
         let mixed = try run([duckpromptBinary, "play", prompt], environment: environment, check: false)
         #expect(mixed.status == 0 && mixed.stderr.contains("played under a call at -10 dB"), "\(mixed.stderr)")
@@ -217,6 +223,7 @@ struct CallStateIntegrationTests {
         try MM.deleteCall(mock)
         #expect(watch.waitForOutput(containing: "call ringing -> none", timeout: timeLimit(5)),
                 "\(String(decoding: watch.bytes, as: UTF8.self))")
+        #expect(eventually(timeout: timeLimit(5)) { service.signals.contains("'CallState': <'none'>") }, "\(service.signals)")
         let status = waiting.wait(timeout: timeLimit(5))
         let output = String(decoding: waiting.bytes, as: UTF8.self)
         #expect(status == 0 && output.contains("s for a call"), "exit \(String(describing: status)): \(output)")

@@ -24,7 +24,10 @@ extension DuckPrompt {
     /// `watchDevices(request:config:server:)`, and `closed` called on the watching thread once
     /// its connection is closed (libpulse's and libpipewire's threads joined): a process that
     /// exits after it leaves none of them behind.
+    /// - Parameter prompter: a held prompter whose watch of the buses' calls the listing
+    ///   shares (the service's), instead of a `BusCallWatch` of its own.
     package static func watchDevices(request: DeviceRequest? = nil, config: DuckPromptConfig, server: ServerOptions,
+                                     prompter: Prompter? = nil,
                                      closed: @escaping @Sendable () -> Void) -> AsyncThrowingStream<DeviceUpdate, Error> {
         let control = InterruptControl()
         return AsyncThrowingStream { continuation in
@@ -65,14 +68,20 @@ extension DuckPrompt {
                     }
                     // The buses' calls (GNOME Calls, ModemManager, oFono, PipeWire's telephony):
                     // a change is an event of the server's kind, so that it is looked at as one.
-                    let calls = try? BusCallWatch(onChange: { _ in connection.post(.busCallsChanged, to: inbox) })
-                    defer { calls?.stop() }
+                    // Followed by the prompter's watch when one is given, else by one of our own.
+                    let shared = prompter?.calls
+                    let unfollow = shared?.follow { connection.post(.busCallsChanged, to: inbox) }
+                    let own = shared == nil ? try? BusCallWatch(onChange: { _ in connection.post(.busCallsChanged, to: inbox) }) : nil
+                    defer {
+                        unfollow?()
+                        own?.stop()
+                    }
                     func look() throws -> DeviceListing {
                         var (snapshot, info) = try connection.snapshot()
                         if let name = try currentDefault() { snapshot.defaultSinkName = name }
                         return DeviceListing(snapshot: snapshot, request: request ?? config.device ?? defaultRequest(), config: config,
                                              serverName: info.serverName, serverVersion: info.serverVersion,
-                                             busCalls: calls?.readings ?? [])
+                                             busCalls: shared?.readings() ?? own?.readings ?? [])
                     }
                     var listing = try look()
                     continuation.yield(DeviceUpdate(listing: listing, changes: []))
