@@ -90,8 +90,23 @@ package final class Lab: @unchecked Sendable {
         let control = try Self.connect(servers)
         let state = try control.snapshot().1
         say("lab: private \(state.serverName) \(state.serverVersion) in \(servers.directory)")
+        // PulseAudio's null sinks start a stream up to 2 s late unless anchored (`LatencyAnchors`).
+        let anchors = options.server == .pulseaudio ? LatencyAnchors(server: servers.pulseServer) : nil
+        defer { anchors?.stop() }
         for device in options.emulated {
             _ = try control.loadModule("module-null-sink", argument: device.moduleArgument(on: options.server))
+        }
+        if let anchors {
+            // Made before their anchors, the sinks have rendered 2 s ahead: suspended and
+            // resumed, each starts its clock again at the anchor's 10 ms.
+            let sinks = try control.sinkList().map(\.name)
+            guard anchors.waitAnchored(sinks) else {
+                throw DuckPromptError(.unavailable, "the lab could not anchor the latency of its sinks \(sinks.joined(separator: ", "))")
+            }
+            for sink in sinks {
+                try control.suspendSink(sink, true)
+                try control.suspendSink(sink, false)
+            }
         }
         if let sink = options.defaultSinkName {
             // Asked again until it holds: on PipeWire the session manager applies it, and
@@ -123,16 +138,6 @@ package final class Lab: @unchecked Sendable {
         if let recorder {
             let sinks = try control.sinkList()
             for sink in sinks { try recorder.record(sink.name) }
-            if options.server == .pulseaudio {
-                // A PulseAudio null sink renders its first block at its largest latency, 2 s,
-                // before any stream asks for less: for 2 s everything played on it, and heard on
-                // its monitor, came 2 s late (a lab without --music heard its prompt at 2.3 s).
-                // Resuming it starts its clock again at the latency the recording asks for.
-                for sink in sinks {
-                    try control.suspendSink(sink.name, true)
-                    try control.suspendSink(sink.name, false)
-                }
-            }
         }
 
         var music: BenchProbe?

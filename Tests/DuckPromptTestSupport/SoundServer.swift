@@ -28,12 +28,26 @@ package enum Pactl {
     }
 
     /// Loads a null sink with properties; returns the module index. Values must not hold spaces.
+    /// On PulseAudio, once the lab anchored its latency (its corked recording of the monitor,
+    /// `duckprompt.lab.sink` NAME), the sink is suspended and resumed: made before its anchor,
+    /// it had rendered 2 s ahead, and a first stream would start 2 s late (Docs/lab.md).
     /// - Throws: `TestFailure` when pactl refuses it.
     package static func loadNullSink(name: String, properties: [String: String]) throws -> String {
         let props = properties.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         var args = ["pactl", "load-module", "module-null-sink", "sink_name=\(name)"]
         if !props.isEmpty { args.append("sink_properties=\"\(props)\"") }
-        return try run(args).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let module = try run(args).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        if TestServer.kind == "pulseaudio" {
+            let anchored = try eventually(timeout: 5) {
+                let text = try run(["pactl", "--format=json", "list", "source-outputs"]).stdout
+                let outputs = (try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]) ?? []
+                return outputs.contains { ($0["properties"] as? [String: Any])?["duckprompt.lab.sink"] as? String == name }
+            }
+            guard anchored else { throw TestFailure("the lab did not anchor \(name)'s latency within 5 s") }
+            try call("suspend-sink", name, "1")
+            try call("suspend-sink", name, "0")
+        }
+        return module
     }
 
     /// Unloads a module, ignoring failure (it may be gone with its server).

@@ -77,6 +77,8 @@ package final class RecordStream: PulseStream, @unchecked Sendable {
     ///   - name, rate, channels, properties: as `PulseStream`.
     ///   - fragmentMs: the fragment the server is asked to send at a time
     ///     (`pa_buffer_attr.fragsize`), in ms; the other metrics are the server's.
+    ///   - corked: connect it corked (`PA_STREAM_START_CORKED`): it records nothing, and
+    ///     its `fragmentMs` still counts toward the source's latency (`LatencyAnchors`).
     ///   - onChunk: each read callback's audio (`Chunk`).
     ///   - onTiming: when given, the server is asked for the stream's timing after each chunk,
     ///     one request at a time, and each answer is handed to it (on the loop thread, lock
@@ -89,7 +91,7 @@ package final class RecordStream: PulseStream, @unchecked Sendable {
     ///   (PulseAudio moves a recorder when the default sink changes or its sink goes,
     ///   module-stream-restore, and the audio would be another sink's).
     package init(connection: PulseConnection, source: String, name: String, rate: Int, channels: Int, fragmentMs: Int,
-                 properties: [String: String] = [:], onChunk: @escaping Chunk,
+                 properties: [String: String] = [:], corked: Bool = false, onChunk: @escaping Chunk,
                  onTiming: ((TimingInfo) -> Void)? = nil) throws {
         self.onChunk = onChunk
         self.onTiming = onTiming
@@ -100,7 +102,8 @@ package final class RecordStream: PulseStream, @unchecked Sendable {
             Unmanaged<RecordStream>.fromOpaque(userdata!).takeUnretainedValue().read(stream!)
         }, userdata)
         var attr = bufferAttr(fragmentMs: fragmentMs)
-        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
+        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue
+            | (corked ? PA_STREAM_START_CORKED.rawValue : 0))
         try connectLocked(refused: "cannot record \(source)") {
             pa_stream_connect_record($0, source, &attr, flags)
         }
