@@ -33,6 +33,12 @@ enum PlayCommand {
         /// Keep the prompt's sink awake this many seconds from its start, the command staying.
         var keepAwakeSeconds: Int?
 
+        init(dryRun: Bool = false, json: Bool = false, keepAwakeSeconds: Int? = nil) {
+            self.dryRun = dryRun
+            self.json = json
+            self.keepAwakeSeconds = keepAwakeSeconds
+        }
+
         /// - Throws: `UsageError` (64): `--json` without `--dry-run`, `--keep-awake` with it, a
         ///   `--keep-awake` out of range or not a whole number of seconds.
         init(_ r: ArgumentScanner.Result) throws {
