@@ -10,7 +10,8 @@ import Glibc
 /// The start is taken as the middle of its tick, so the age is right within half a tick (±5 ms
 /// at 100 Hz). Safe from any thread.
 package enum ProcessAge {
-    /// This process's age in µs; nil without /proc.
+    /// This process's age in µs; nil without /proc. `/proc/self/stat`, `sysconf(_SC_CLK_TCK)`,
+    /// `clock_gettime(CLOCK_BOOTTIME)`.
     package static func microseconds() -> Int? {
         guard let start = ProcessLiveness.start(of: getpid()) else { return nil }
         return age(startTicks: start, ticksPerSecond: Int(sysconf(Int32(_SC_CLK_TCK))), nowNanoseconds: bootTimeNanoseconds())
