@@ -36,7 +36,7 @@ struct LeadTimeIntegrationTests {
 
     static func log(_ events: Background) -> String { String(decoding: events.bytes, as: UTF8.self) }
 
-    @Test("--dry-run here: the asleep headset's pre-roll, the speaker's attack under music, say's length as say plays it to a frame; nothing played, ducked or written")
+    @Test("--dry-run here: the asleep headset's pre-roll, the speaker's attack under music, say's length as say plays it to a frame; nothing played, ducked or written; a call's drop is an answer")
     func dryRunHere() throws {
         let rig = Rig()
         let speaker = try rig.speaker()
@@ -82,6 +82,12 @@ struct LeadTimeIntegrationTests {
         let frames = try #require(played.stderr.firstMatch(of: /played (\d+) frames/).flatMap { Int($0.output.1) }, "\(played)")
         let spoken = try #require(said["duration-us"] as? Int)
         #expect(abs(Double(spoken) - Double(frames) * 1_000_000 / 22050) <= 1_000_000 / 22050, "\(spoken) µs, \(frames) frames")
+
+        // A call on (a media.role=phone stream): --during-call drop is an answer, exit 0.
+        try rig.player(sink: speaker, app: "dry-call-\(rig.tag)", role: "phone", volume: nil, hertz: 500)
+        let (dropped, result) = try Self.dryRun(["play", "--dry-run", "--json", "--no-service", "--during-call", "drop", prompt])
+        #expect(result.status == 0 && dropped["during-call"] as? String == "drop" && dropped["call-state"] as? String == "active",
+                "\(result)")
     }
 
     @Test("--dry-run handed over: the service's Estimate and EstimateSay answer (start-us its 6000), the same errors; nothing played")
