@@ -19,13 +19,18 @@ enum DryRun {
                     texts: [String], options: PlayOptions, server: ServerOptions, json: Bool,
                     cancellation: PlayCancellation) throws -> Int32 {
         try options.validate()
-        let sources = try DuckPrompt.sources(files: files, say: texts, voice: options.voice,
-                                             wordsPerMinute: options.wordsPerMinute, cancellation: cancellation)
+        // The texts' length and the files first, as the prompt checks them; the texts are
+        // synthesized (libespeak-ng loaded) only when the command estimates them itself.
+        try SpeechSource.checkLength(texts)
+        let opened = try DuckPrompt.sources(files: files, say: [], voice: nil, wordsPerMinute: nil, cancellation: cancellation)
         let fields: [(key: String, value: PromptEstimate.EstimateValue)]
         switch try ServiceHandoff.estimate(lookup, given: given, texts: texts, options: options, cancellation: cancellation) {
         case .answered(let answered): fields = answered
         case .exit(let status): return status
-        case .local: fields = try DuckPrompt.estimateBlocking(sources, options: options, server: server).fields
+        case .local:
+            let spoken = try DuckPrompt.sources(files: [], say: texts, voice: options.voice,
+                                                wordsPerMinute: options.wordsPerMinute, cancellation: cancellation)
+            fields = try DuckPrompt.estimateBlocking(opened + spoken, options: options, server: server).fields
         }
         print(json ? Self.json(fields) : EstimateSummary.line(fields))
         return 0
