@@ -116,6 +116,21 @@ enum OptionValue {
         }
     }
 
+    /// `--keep-awake`'s range, in whole seconds: 1 s to an hour (`Prompter.keepAwakeRange`, but 0,
+    /// which ends it there).
+    static let keepAwakeRange = 1...3600
+
+    /// `--keep-awake SECONDS`: a whole number of seconds, 1 to 3600 (`60`, `60s`).
+    static func keepAwakeSeconds(_ text: String) throws -> Int {
+        guard let seconds = NumberText.integer(text.hasSuffix("s") ? text.dropLast() : Substring(text)) else {
+            throw UsageError("--keep-awake '\(text)' is not a whole number of seconds (e.g. 60)")
+        }
+        guard keepAwakeRange.contains(seconds) else {
+            throw UsageError("--keep-awake '\(text)' is out of range: give \(keepAwakeRange.lowerBound) to \(keepAwakeRange.upperBound) seconds")
+        }
+        return seconds
+    }
+
     /// The `--timeout` range: 1 ms to 10 minutes.
     static let millisecondsRange = 1...600_000
 

@@ -21,9 +21,9 @@ enum Help {
 
     Numbers are plain decimal: 200, -6.5, +3 (no spaces, exponents or hex); a value outside
     its range is a usage error (exit 64). Every option but --say, -v, --exit-with-parent,
-    --no-service and the connection's takes its default from the config file
-    (duckprompt-config(5): --attack-ms is attack_ms) and is a key of the D-Bus service's
-    options, with the same range.
+    --no-service, --dry-run, --json, --keep-awake and the connection's takes its default
+    from the config file (duckprompt-config(5): --attack-ms is attack_ms) and is a key of
+    the D-Bus service's options, with the same range.
     """
 
     static let main = """
@@ -176,6 +176,22 @@ enum Help {
                               SIGTERM and SIGHUP cancel it, and it stops if this process
                               is killed. -s, -n, --timeout, -v, several files or texts,
                               DUCKPROMPT_DEBUG and DUCKPROMPT_DEVICE play it here.
+      --dry-run               Play nothing: print what the prompt would do now, one line:
+                              its sink, the pre-roll (0 when the sink runs), the attack,
+                              the device's latency, its length (a text synthesized and
+                              measured) and the time to its first sample. Nothing is
+                              queued, ducked or written. Exit 0, also when --during-call
+                              drop would drop it; bad input exits as the prompt would (64,
+                              65, 66, 69). When the prompt would be handed to duckprompt
+                              serve, its Estimate answers (the path that would play it).
+      --json                  With --dry-run: one JSON object instead (Docs/json.md),
+                              every time in whole µs.
+      --keep-awake SECONDS    Keep the prompt's sink from suspending for SECONDS, 1 to 3600,
+                              from the prompt's start, so that the next prompt on a
+                              Bluetooth or HDMI sink needs no pre-roll. The command stays
+                              until then (run it in the background: duckprompt play
+                              --keep-awake 60 turn.wav &); SIGINT or SIGTERM end it early.
+                              The exit status is the prompt's.
     \(common)
     \(numbers)
     """

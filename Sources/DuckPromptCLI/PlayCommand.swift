@@ -5,10 +5,12 @@ import Glibc
 
 enum PlayCommand {
     /// A prompt's options as the table names them (`PromptOption`), and the command's own:
-    /// `--say`, `-v/--verbose`, `--exit-with-parent`, `--no-service`, the connection's (`CommonOptions`).
+    /// `--say`, `-v/--verbose`, `--exit-with-parent`, `--no-service`, `--dry-run`, `--json`,
+    /// `--keep-awake`, the connection's (`CommonOptions`).
     static let scanner = ArgumentScanner(
-        valued: CommonOptions.valued.union(PromptOption.all.filter { $0.kind != .flag }.map(\.name)).union(["say"]),
-        flags: Set(["help", "verbose", "exit-with-parent", "no-service"] + PromptOption.all.filter { $0.kind == .flag }.map(\.name)),
+        valued: CommonOptions.valued.union(PromptOption.all.filter { $0.kind != .flag }.map(\.name)).union(["say", "keep-awake"]),
+        flags: Set(["help", "verbose", "exit-with-parent", "no-service", "dry-run", "json"]
+            + PromptOption.all.filter { $0.kind == .flag }.map(\.name)),
         short: CommonOptions.short.merging(PromptOption.all.compactMap { option in option.short.map { ($0, option.name) } }
             + [("v", "verbose")]) { a, _ in a })
 
@@ -20,6 +22,34 @@ enum PlayCommand {
             try option.apply(try OptionValue.value(option, words: r.all(option.name)), to: &options)
         }
         return options
+    }
+
+    /// The command's own ways of running a prompt, not a prompt's options: `--dry-run` (and its
+    /// `--json`), `--keep-awake SECONDS`.
+    struct Mode: Equatable {
+        /// Print what the prompt would do, play nothing (`DryRun`); as JSON with `--json`.
+        var dryRun = false
+        var json = false
+        /// Keep the prompt's sink awake this many seconds from its start, the command staying.
+        var keepAwakeSeconds: Int?
+
+        init(dryRun: Bool = false, json: Bool = false, keepAwakeSeconds: Int? = nil) {
+            self.dryRun = dryRun
+            self.json = json
+            self.keepAwakeSeconds = keepAwakeSeconds
+        }
+
+        /// - Throws: `UsageError` (64): `--json` without `--dry-run`, `--keep-awake` with it, a
+        ///   `--keep-awake` out of range or not a whole number of seconds.
+        init(_ r: ArgumentScanner.Result) throws {
+            dryRun = r.has("dry-run")
+            json = r.has("json")
+            keepAwakeSeconds = try r.last("keep-awake").map(OptionValue.keepAwakeSeconds)
+            guard !json || dryRun else { throw UsageError("--json needs --dry-run (a prompt played prints no JSON)") }
+            guard !dryRun || keepAwakeSeconds == nil else {
+                throw UsageError("--keep-awake does nothing with --dry-run, which plays nothing")
+            }
+        }
     }
 
     /// `play FILE... [--say TEXT]...`, or `say TEXT...` (`say` true: positionals are texts).
@@ -34,6 +64,7 @@ enum PlayCommand {
         let verb = say ? "say" : "play"
         let r = try scanner.scan(args, verb: verb)
         if r.has("help") { print(say ? Help.say : Help.play); return 0 }
+        let mode = try Mode(r)
         // `say -`: the text is standard input, read once the signals can stop the wait.
         let sayInput = say && r.positionals == ["-"]
         guard !say || sayInput || !r.positionals.contains("-") else {
@@ -60,10 +91,14 @@ enum PlayCommand {
         if r.has("exit-with-parent") { signals.exitWithParent(try ParentWatch.arm()) }
         do {
             if sayInput { spoken = [try DuckPrompt.standardInputText(cancellation: cancellation)] }
+            if mode.dryRun {
+                return try DryRun.run(lookup, given: r.options, files: files, texts: spoken + r.all("say"), options: options,
+                                      server: server, json: mode.json, cancellation: cancellation)
+            }
             // Through a running `duckprompt serve` when it plays the same prompt (ServiceHandoff).
             let opened: [any PromptSource]?
             switch try ServiceHandoff.attempt(lookup, given: r.options, texts: spoken + r.all("say"), options: options,
-                                              signals: signals, cancellation: cancellation) {
+                                              keepAwake: mode.keepAwakeSeconds, signals: signals, cancellation: cancellation) {
             case .handled(let status): return status
             case .local(let sources): opened = sources
             }
@@ -74,6 +109,9 @@ enum PlayCommand {
                                             server: server, cancellation: cancellation)
             }
             Self.printReport(report, verbose: r.has("verbose"))
+            if let seconds = mode.keepAwakeSeconds {
+                keepAwake(report, seconds: seconds, server: server, cancellation: cancellation)
+            }
             return 0
         } catch is CancellationError {
             let signal = signals.received ?? SIGINT
@@ -82,6 +120,21 @@ enum PlayCommand {
                                  parentExited: signals.parentExited ? signals.parentWatched : nil)
             }
             return 128 + signal
+        }
+    }
+
+    /// `--keep-awake` after a prompt played here: its sink kept awake until `seconds` after its
+    /// start, or until a signal; a failure is a line on stderr, the exit status stays the prompt's.
+    private static func keepAwake(_ report: PlayReport, seconds: Int, server: ServerOptions,
+                                  cancellation: PlayCancellation) {
+        let start = report.startedAt ?? .now
+        do {
+            try DuckPrompt.keepAwakeBlocking(report.route.sink.name, until: start + .seconds(seconds), server: server,
+                                             cancellation: cancellation)
+        } catch let error as DuckPromptError {
+            DuckPromptCLI.printError("--keep-awake: \(error.message)")
+        } catch {
+            DuckPromptCLI.printError("--keep-awake: \(error)")
         }
     }
 

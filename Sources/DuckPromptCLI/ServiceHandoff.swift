@@ -1,4 +1,5 @@
 import DuckPrompt
+import FoundationEssentials
 import Glibc
 
 /// `duckprompt play` and `say` handing their prompt to a running `duckprompt serve`, which
@@ -92,18 +93,20 @@ enum ServiceHandoff {
     ///   - texts: the prompt's texts (`say -`'s text read already).
     ///   - options: the options over the config file's (validated here, as the command's own
     ///     path does first).
+    ///   - keepAwake: `--keep-awake`'s seconds: at the prompt's `PromptStarted` the service is
+    ///     asked to keep its sink awake that long (`KeepAwake`), and once it played the command
+    ///     stays on the bus until then (the service ends it when the command leaves).
     /// - Throws: what opening the audio throws (`DuckPrompt.sources`), `CancellationError` when a
     ///   signal came while standard input was read, and `options.validate()`'s errors.
     static func attempt(_ lookup: Lookup?, given: [(name: String, value: String?)], texts: [String],
-                        options: PlayOptions, signals: SignalTrap, cancellation: PlayCancellation) throws -> Result {
+                        options: PlayOptions, keepAwake: Int? = nil, signals: SignalTrap,
+                        cancellation: PlayCancellation) throws -> Result {
         guard let lookup else { return .local(nil) }
         let route = lookup.route
         try options.validate()
-        var keys = try busOptions(given)
-        // PULSE_SINK, as the command's own path takes it: when neither -d nor the config file
-        // names a sink (the service reads its own environment, not the command's).
-        let fromSink = options.device == nil ? DuckPrompt.defaultRequest().flatMap { _ in Environment.value("PULSE_SINK") } : nil
-        if let fromSink { keys["device"] = .string(fromSink) }
+        var (keys, fromSink) = try serviceKeys(given, options: options)
+        // The service's KeepAwake keeps the sink it routes to, not the one PULSE_SINK names.
+        if keepAwake != nil, fromSink != nil { return .local(nil) }
         keys[Handoff.stopWithCaller] = .bool(true)
         // The audio opened and checked here, as the command's own path opens it.
         var sources: [any PromptSource]? = nil
@@ -130,18 +133,94 @@ enum ServiceHandoff {
         } else {
             call = .say(texts[0])
         }
-        let verdict = service.play(call, options: keys, releaseMs: options.releaseMs, signals: signals,
-                                   cancellation: cancellation)
+        let verdict = service.play(call, options: keys, releaseMs: options.releaseMs, keepAwake: keepAwake,
+                                   signals: signals, cancellation: cancellation)
         switch verdict {
         case .playLocally:
             return .local(sources)
         case .exit(let status, let lines):
-            for line in lines {
-                // A sink named by PULSE_SINK that is not there: said as the command says it.
-                DuckPromptCLI.printError(fromSink != nil && status == 69 && lines.count == 1 && line.contains(fromSink!)
-                                         ? line + " (from $PULSE_SINK)" : line)
-            }
+            printLines(lines, status: status, fromSink: fromSink)
+            if status == 0, let until = service.keepAwakeUntil { service.stay(until: until, cancellation: cancellation) }
             return .handled(status)
+        }
+    }
+
+    /// Prints the service's lines as the command's own: a sink named by PULSE_SINK that is not
+    /// there said as the command says it.
+    private static func printLines(_ lines: [String], status: Int32, fromSink: String?) {
+        for line in lines {
+            DuckPromptCLI.printError(fromSink != nil && status == 69 && lines.count == 1 && line.contains(fromSink!)
+                                     ? line + " (from $PULSE_SINK)" : line)
+        }
+    }
+
+    /// The options given as the service's keys, and PULSE_SINK as `device` (with its name), as
+    /// the command's own path takes it: when neither -d nor the config file names a sink (the
+    /// service reads its own environment, not the command's).
+    /// - Throws: what reading an option's words throws (`OptionValue.value`).
+    private static func serviceKeys(_ given: [(name: String, value: String?)],
+                                    options: PlayOptions) throws -> (keys: [String: BusValue], fromSink: String?) {
+        var keys = try busOptions(given)
+        let fromSink = options.device == nil ? DuckPrompt.defaultRequest().flatMap { _ in Environment.value("PULSE_SINK") } : nil
+        if let fromSink { keys["device"] = .string(fromSink) }
+        return (keys, fromSink)
+    }
+
+    /// What the service's estimate came to (`DryRun`).
+    enum EstimateAnswer {
+        /// Its fields, in `PromptEstimate.keys`' order.
+        case answered([(key: String, value: PromptEstimate.EstimateValue)])
+        /// Refused (printed already): exit with this status.
+        case exit(Int32)
+        /// No service, or one that cannot estimate this prompt: estimate it here.
+        case local
+    }
+
+    /// `play --dry-run` and `say --dry-run` where the real command would hand its prompt over:
+    /// the service's `Estimate` (the file's absolute path) or `EstimateSay`, with the same
+    /// options `attempt` would send, so the answer is the path's that would play it. Standard
+    /// input (`-`), an `AccessDenied` (a sandboxed command), an older service without the
+    /// methods: `.local`. The caller opened and checked the audio first, as `attempt` does.
+    static func estimate(_ lookup: Lookup?, given: [(name: String, value: String?)], texts: [String],
+                         options: PlayOptions, cancellation: PlayCancellation) throws -> EstimateAnswer {
+        guard let lookup else { return .local }
+        let (keys, fromSink) = try serviceKeys(given, options: options)
+        let member: String
+        let arguments: (BusWriter) throws -> Void
+        switch lookup.route {
+        case .local: return .local
+        case .file(let file):
+            guard file != "-" else { return .local }
+            let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+            member = "Estimate"
+            arguments = { try $0.append(.strings([path])); try $0.append(.dictionary(keys)) }
+        case .text:
+            member = "EstimateSay"
+            arguments = { try $0.append(.string(texts[0])); try $0.append(.dictionary(keys)) }
+        }
+        guard !cancellation.isCancelled, let service = lookup.wait() else { return .local }
+        do {
+            let reply = try service.bus.request(service.owner, Handoff.objectPath, Handoff.interface, member,
+                                                timeoutMs: callTimeoutMs, writing: arguments)
+            var values: [String: PromptEstimate.EstimateValue] = [:]
+            for (key, value) in try reply.reader.readOptions() {
+                switch value {
+                case .string(let word): values[key] = .text(word)
+                case .uint64(let us): values[key] = .micros(Int(clamping: us))
+                default: continue
+                }
+            }
+            return .answered(PromptEstimate.fields(from: values))
+        } catch let failure as BusCallFailure {
+            switch Handoff.refused(name: failure.name, message: failure.message, timedOut: failure.timedOut) {
+            case .playLocally: return .local
+            case .exit(let status, let lines):
+                printLines(lines, status: status, fromSink: fromSink)
+                return .exit(status)
+            }
+        } catch {
+            DuckPromptCLI.printError("duckprompt serve's estimate could not be read: \(error)")
+            return .exit(70)
         }
     }
 
@@ -172,6 +251,11 @@ enum ServiceHandoff {
         private var finished: [UInt64: (outcome: String, message: String)] = [:]
         /// The bus name lost its owner.
         private var left = false
+        /// When each prompt's `PromptStarted` came (subscribed under `--keep-awake`).
+        private var started: [UInt64: ContinuousClock.Instant] = [:]
+        /// Until when the service keeps the prompt's sink awake (`KeepAwake` was asked): the
+        /// command stays on the bus until then (`stay(until:cancellation:)`).
+        private(set) var keepAwakeUntil: ContinuousClock.Instant?
 
         enum Call {
             case playFd(Int32)
@@ -202,10 +286,17 @@ enum ServiceHandoff {
             return Service(bus: bus, owner: owner)
         }
 
-        /// Queues the prompt and waits for its end.
-        func play(_ call: Call, options: [String: BusValue], releaseMs: Int, signals: SignalTrap,
+        /// Queues the prompt and waits for its end; with `keepAwake`, asks `KeepAwake(seconds)`
+        /// when the prompt's `PromptStarted` comes (`keepAwakeUntil`).
+        func play(_ call: Call, options: [String: BusValue], releaseMs: Int, keepAwake: Int?, signals: SignalTrap,
                   cancellation: PlayCancellation) -> Handoff.Verdict {
             do {
+                if keepAwake != nil {
+                    try bus.subscribe(match: Handoff.startedMatch(owner: owner), waiting: false) { [unowned self] signal in
+                        guard let id = try? signal.readUInt64() else { return }
+                        started[id] = .now
+                    }
+                }
                 try bus.subscribe(match: Handoff.finishedMatch(owner: owner), waiting: false) { [unowned self] signal in
                     guard let id = try? signal.readUInt64(), let outcome = try? signal.readString(),
                           let message = try? signal.readString() else { return }
@@ -235,7 +326,19 @@ enum ServiceHandoff {
             }
             do {
                 let wake = cancellation.wakeDescriptor()
-                if try bus.dispatch(until: nil, wake: wake, done: { finished[id] != nil || left }) == .woken {
+                // Under --keep-awake, the wait stops once at the prompt's start to ask KeepAwake.
+                var keepAwakeAsked = keepAwake == nil
+                var end = try bus.dispatch(until: nil, wake: wake, done: {
+                    finished[id] != nil || left || (!keepAwakeAsked && started[id] != nil)
+                })
+                while end == .done, !keepAwakeAsked, let start = started[id], !left {
+                    keepAwakeAsked = true
+                    askKeepAwake(seconds: keepAwake ?? 0, from: start)
+                    if finished[id] != nil { break }
+                    end = try bus.dispatch(until: nil, wake: wake, done: { finished[id] != nil || left })
+                }
+                if end == .woken {
+                    keepAwakeUntil = nil
                     let signal = signals.received ?? SIGTERM
                     _ = try? bus.call(owner, Handoff.objectPath, Handoff.interface, "Cancel", [.uint64(id)],
                                       timeoutMs: lookupTimeoutMs * 4) { _ in }
@@ -250,7 +353,28 @@ enum ServiceHandoff {
                 return Handoff.serviceLeft
             }
             guard let end = finished[id] else { return Handoff.serviceLeft }
+            if end.outcome != "played" { keepAwakeUntil = nil }
             return Handoff.finished(outcome: end.outcome, message: end.message)
+        }
+
+        /// `KeepAwake(seconds)`, its time counted from `start` (the prompt's `PromptStarted`);
+        /// refused or unanswered, a line on stderr and no keep-awake.
+        private func askKeepAwake(seconds: Int, from start: ContinuousClock.Instant) {
+            do {
+                _ = try bus.call(owner, Handoff.objectPath, Handoff.interface, "KeepAwake", [.uint32(UInt32(seconds))],
+                                 timeoutMs: lookupTimeoutMs * 4) { _ in }
+                keepAwakeUntil = start + .seconds(seconds)
+            } catch let error as DuckPromptError {
+                DuckPromptCLI.printError("--keep-awake: \(error.message)")
+            } catch {
+                DuckPromptCLI.printError("--keep-awake: \(error)")
+            }
+        }
+
+        /// Stays on the bus until `deadline` (the service keeps the sink awake while its caller
+        /// is there), a signal, or the service's leaving.
+        func stay(until deadline: ContinuousClock.Instant, cancellation: PlayCancellation) {
+            _ = try? bus.dispatch(until: deadline, wake: cancellation.wakeDescriptor(), done: { left })
         }
     }
 }

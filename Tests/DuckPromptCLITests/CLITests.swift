@@ -150,6 +150,10 @@ struct UsageRunTests {
         ["devices", "extra"],
         ["devices", "--timeout", "0"],
         ["route", "--timeout", "soon"],
+        ["play", "--json", "/nonexistent/x.wav"],             // --json without --dry-run
+        ["play", "--dry-run", "--keep-awake", "5", "/nonexistent/x.wav"],
+        ["say", "--keep-awake", "0", "hello"],
+        ["play", "--dry-run=yes", "/nonexistent/x.wav"],
     ])
     func usage(arguments: [String]) throws {
         expectError(try Binary.run(arguments), status: 64)

@@ -151,7 +151,8 @@ struct OptionTableTests {
 
     /// The command's own options of play and say, which are not a prompt's (`PromptOption`'s
     /// comment says why), and the connection's.
-    static let playOwn: Set<String> = ["--say", "--exit-with-parent", "-v", "--verbose", "--no-service"]
+    static let playOwn: Set<String> = ["--say", "--exit-with-parent", "-v", "--verbose", "--no-service", "--dry-run", "--json",
+                                       "--keep-awake"]
     static let common: Set<String> = ["-s", "--server", "-n", "--client-name", "--timeout", "-h", "--help"]
 
     @Test("play and say --help list exactly the table's options, each with its value, range and default")
@@ -214,14 +215,14 @@ struct OptionTableTests {
         let bashOptions = try Self.block(String(bashPlay), from: "opts=(", to: "valued=")
         #expect(Self.options(in: bashOptions) == expected, "bash opts")
         let bashValued = try Self.block(String(bashPlay), from: "valued=", to: "$common_valued")
-        #expect(Self.options(in: bashValued) == valued.union(["--say"]), "bash valued")
+        #expect(Self.options(in: bashValued) == valued.union(["--say", "--keep-awake"]), "bash valued")
 
         let zsh = try repositoryFile("share/completions/_duckprompt")
         let zshPlay = try Self.block(zsh, from: "  play=(", to: "\n  )")
         let zshOptions = Set(Self.options(in: zshPlay).map { $0.hasSuffix("+") ? String($0.dropLast()) : $0 })
         #expect(zshOptions == expected, "zsh play=(…)")
         let zshValued = Self.options(in: try Self.block(zsh, from: "  valued=(", to: ")\n"))
-        #expect(valued.union(["--say"]).isSubset(of: zshValued), "zsh valued")
+        #expect(valued.union(["--say", "--keep-awake"]).isSubset(of: zshValued), "zsh valued")
 
         let fish = try repositoryFile("share/completions/duckprompt.fish")
         var fishOptions = Set<String>()
@@ -232,7 +233,7 @@ struct OptionTableTests {
         }
         #expect(fishOptions == expected, "fish $playsay")
         let fishValued = Self.options(in: try Self.block(fish, from: "set -l valued", to: "set -l i"))
-        #expect(valued.union(["--say"]).isSubset(of: fishValued), "fish valued")
+        #expect(valued.union(["--say", "--keep-awake"]).isSubset(of: fishValued), "fish valued")
         for (name, file) in [("bash", bash), ("zsh", zsh), ("fish", fish)] {
             for option in PromptOption.all {
                 guard case .choice(let words) = option.kind else { continue }

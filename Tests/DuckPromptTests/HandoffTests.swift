@@ -5,7 +5,7 @@ import Testing
 /// and what the service's answers come to for the command. Tables.
 @Suite("Handoff to the service")
 struct HandoffTests {
-    @Test("route: one file or one text goes to the service; --no-service, the connection's options, -v, DUCKPROMPT_DEBUG, DUCKPROMPT_DEVICE and several parts stay local",
+    @Test("route: one file or one text goes to the service; --no-service, the connection's options, -v, DUCKPROMPT_DEBUG, DUCKPROMPT_DEVICE, --keep-awake with -d and several parts stay local",
           arguments: [
               (Set<String>(), ["a.wav"], 0, [String: String](), Handoff.Route.file("a.wav")),
               ([], ["-"], 0, [:], .file("-")),
@@ -20,6 +20,9 @@ struct HandoffTests {
               ([], ["a.wav"], 0, ["DUCKPROMPT_DEBUG": ""], .local("DUCKPROMPT_DEBUG traces the command's own duck")),
               ([], ["a.wav"], 0, ["DUCKPROMPT_DEVICE": "usb"], .local("DUCKPROMPT_DEVICE is the command's own")),
               ([], ["a.wav"], 0, ["DUCKPROMPT_DEVICE": " "], .file("a.wav")),
+              (["keep-awake", "duck"], ["a.wav"], 0, [:], .file("a.wav")),
+              (["keep-awake", "dry-run", "json"], [], 1, [:], .text),
+              (["keep-awake", "device"], ["a.wav"], 0, [:], .local("--keep-awake on the sink -d names is the command's own")),
               ([], ["a.wav", "b.wav"], 0, [:], .local("a prompt of several parts")),
               ([], ["a.wav"], 1, [:], .local("a prompt of several parts")),
               ([], [], 2, [:], .local("a prompt of several parts")),

@@ -99,11 +99,12 @@ _duckprompt()
             opts=(-d --device --duck --duck-mode --no-pause --rewind-ms --duck-exempt-role
                 --attack-ms --release-ms --volume --latency-msec --pre-roll-ms --priority
                 --expire-ms --on-busy --during-call --call-duck --property --say --voice --rate
-                --exit-with-parent -v --verbose --no-service
+                --exit-with-parent -v --verbose --no-service --dry-run --json --keep-awake
                 "${common[@]}")
             valued="-d --device --duck --duck-mode --rewind-ms --duck-exempt-role --attack-ms
                     --release-ms --volume --latency-msec --pre-roll-ms --priority --expire-ms
-                    --on-busy --during-call --call-duck --property --say --voice --rate $common_valued"
+                    --on-busy --during-call --call-duck --property --say --voice --rate --keep-awake
+                    $common_valued"
             ;;
         devices)
             opts=(--json --watch --from -d --device "${common[@]}")

@@ -44,7 +44,8 @@ function __duckprompt_sinks
     # The options of play, say, devices and route that take their value in the next word.
     set -l valued -d --device --duck --duck-mode --rewind-ms --duck-exempt-role --attack-ms \
         --release-ms --volume --latency-msec --pre-roll-ms --priority --expire-ms --on-busy \
-        --during-call --call-duck --property --say --voice --rate --from -n --client-name --timeout
+        --during-call --call-duck --property --say --voice --rate --keep-awake --from -n --client-name \
+        --timeout
     set -l i 3
     while test $i -le (count $tokens)
         switch $tokens[$i]
@@ -146,6 +147,9 @@ complete -c duckprompt -n $playsay -l rate -x -d 'Words per minute, 80 to 450'
 complete -c duckprompt -n $playsay -l exit-with-parent -d 'Stop, fade and restore when the parent process exits'
 complete -c duckprompt -n $playsay -s v -l verbose -d 'Print the route, the ducked streams and the paused players'
 complete -c duckprompt -n $playsay -l no-service -d 'Play in this process, not through a running duckprompt serve'
+complete -c duckprompt -n $playsay -l dry-run -d 'Play nothing: print what the prompt would do now'
+complete -c duckprompt -n $playsay -l json -d 'With --dry-run: one JSON object (Docs/json.md)'
+complete -c duckprompt -n $playsay -l keep-awake -x -d "Keep the prompt's sink awake SECONDS from its start, 1 to 3600"
 
 # devices, route
 complete -c duckprompt -n '__duckprompt_verb_in devices route' -l json -d 'Print JSON (Docs/json.md)'

@@ -24,6 +24,10 @@ public struct PlayReport: Sendable {
     /// under a call at -10 dB", "deferred 12.3 s for a call", "chime instead of speech during
     /// a call".
     public var callNote: String?
+    /// When the first sample of the prompt's own audio went to the server (`Prompter.Event.started`),
+    /// on `ContinuousClock`; nil when it never started. For `play --keep-awake`, which counts
+    /// its time from the prompt's start.
+    package var startedAt: ContinuousClock.Instant?
 }
 
 /// What `DuckPrompt.restore` did.

@@ -13,16 +13,40 @@ extension Prompter {
     /// - Throws: `.usage` for options out of range; `.unavailable` when no sink is usable or
     ///   the server does not answer. libpulse: the mirror's lists (`ServerMirror`).
     public func estimate(_ sources: [any PromptSource], options: PlayOptions) throws -> PromptEstimate {
+        try estimate(sources, options: options) { PromptEstimate.heldStartUs }
+    }
+
+    /// `estimate(_:options:)` with the path's own start time (`PromptEstimate.startUs`) read
+    /// once the server's sinks were read, before a text is synthesized to be counted.
+    package func estimate(_ sources: [any PromptSource], options: PlayOptions,
+                          startUs: () -> Int) throws -> PromptEstimate {
         try options.validate()
         let connection = try reconnect()
         try connection.waitUntilReady()
         let (snapshot, _) = try connection.currentSnapshot()
         return try DuckPrompt.estimate(sources, options: options, snapshot: snapshot, busCalls: calls.readings(),
-                                       startUs: PromptEstimate.heldStartUs)
+                                       startUs: startUs())
     }
 }
 
 extension DuckPrompt {
+    /// `duckprompt play --dry-run` in the command's own process: `sources` (opened by
+    /// `sources(files:say:…)`, as `playBlocking(files:say:…)` opens them) routed, planned and the
+    /// call policy applied on a one-shot connection, as that prompt would be now; nothing is
+    /// queued, ducked or played. `startUs` is this process's age when the server's sinks were
+    /// read (`ProcessAge`: its time from exec to its route), else `PromptEstimate.heldStartUs`.
+    /// - Throws: what `playBlocking` throws before it plays: `.usage` (64: options out of range,
+    ///   no source), `.unavailable` (69: no server, no usable sink).
+    package static func estimateBlocking(_ sources: [any PromptSource], options: PlayOptions,
+                                         server: ServerOptions) throws -> PromptEstimate {
+        try options.validate()
+        guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
+        let connection = try PulseConnection(server, waitingUntilReady: false)
+        return try Prompter(server: server, connection: connection).estimate(sources, options: options) {
+            ProcessAge.microseconds() ?? PromptEstimate.heldStartUs
+        }
+    }
+
     /// A source's length in seconds: a text's synthesized whole and its frames counted (the
     /// source is used up: an estimate's own), a file's from its header.
     static func measuredDuration(_ source: any PromptSource) -> Double {

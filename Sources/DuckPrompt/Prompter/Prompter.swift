@@ -455,15 +455,29 @@ public final class Prompter: Sendable {
     private func perform(_ sources: [any PromptSource], options: PlayOptions, entry: QueueEntry, id: PromptID?,
                          control: InterruptControl, turn: Result<RuntimeLock, any Error>? = nil) throws -> PlayReport {
         let connection = held?.current ?? lock.withLock { state.connection }
-        return try DuckPrompt.runPrompt(sources, connection: connection, options: options, server: server,
-                                        control: control, entered: entry, turn: turn, reconnect: { [self] in try reconnect() },
-                                        keeper: held?.keeper, calls: calls,
-                                        onStarted: { [self] route, preRoll in
+        // The start's time, stamped on the loop thread, read here once the prompt is over.
+        let started = StartStamp()
+        var report = try DuckPrompt.runPrompt(sources, connection: connection, options: options, server: server,
+                                              control: control, entered: entry, turn: turn,
+                                              reconnect: { [self] in try reconnect() },
+                                              keeper: held?.keeper, calls: calls,
+                                              onStarted: { [self] route, preRoll in
+            started.stamp()
             guard let id else { return }
             emit(.started(id, Start(sink: route.sink.name, kind: route.classification.kind, preRollMs: preRoll)))
         }, onAudioEnded: { [onAudioEnded] in
             if let id { onAudioEnded?(id) }
         })
+        report.startedAt = started.instant
+        return report
+    }
+
+    /// When a prompt started (`PlayReport.startedAt`): stamped on one thread, read on another.
+    private final class StartStamp: @unchecked Sendable {
+        private let lock = Lock()
+        private var stamped: ContinuousClock.Instant?
+        func stamp() { lock.withLock { stamped = .now } }
+        var instant: ContinuousClock.Instant? { lock.withLock { stamped } }
     }
 
     /// The held connection when it is up, else a new one (kept, when held).

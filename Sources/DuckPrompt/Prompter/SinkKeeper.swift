@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 
 /// Keeps a sink from suspending for a while (`Prompter.keepAwake(seconds:)`, the service's
 /// `KeepAwake`, `play --keep-awake`), so that a prompt on a Bluetooth or HDMI sink that would
@@ -109,5 +110,25 @@ package final class SinkKeeper: @unchecked Sendable {
             DebugTrace.write("keep-awake: its time is over")
             stop()
         }
+    }
+}
+
+extension DuckPrompt {
+    /// `play --keep-awake` in the command's own process, after its prompt: keeps `sink` awake
+    /// (`SinkKeeper`, on a connection of its own) until `deadline`, or until `cancellation` is
+    /// cancelled (SIGINT, SIGTERM), then ends the silence and returns. The silence also ends
+    /// when this process dies (its connection goes). Nothing when the deadline passed.
+    /// - Throws: `.unavailable` when the server cannot be reached or refuses the stream.
+    ///   libpulse: `pa_stream_connect_playback`, `pa_stream_disconnect`; `poll(2)` on the
+    ///   cancellation's descriptor.
+    package static func keepAwakeBlocking(_ sink: String, until deadline: ContinuousClock.Instant, server: ServerOptions,
+                                          cancellation: PlayCancellation) throws {
+        guard deadline > .now, !cancellation.isCancelled else { return }
+        let connection = try PulseConnection(server, waitingUntilReady: false)
+        let keeper = SinkKeeper(connection: { connection })
+        defer { keeper.stop() }
+        try keeper.keep(sink, for: deadline - .now)
+        var fds = [pollfd(fd: cancellation.wakeDescriptor() ?? -1, events: Int16(POLLIN), revents: 0)]
+        _ = try? POSIX.poll(&fds, until: deadline)
     }
 }

@@ -30,7 +30,8 @@ package enum Handoff {
 
     /// Which way a prompt goes, before the bus is looked at.
     /// - Parameters:
-    ///   - given: the long names of the options given (`verbose` for `-v`).
+    ///   - given: the long names of the options given (`verbose` for `-v`); `keep-awake` with
+    ///     `device` plays here too (the service's `KeepAwake` keeps the sink it routes to).
     ///   - files: `play`'s FILE arguments.
     ///   - texts: how many texts the prompt says (`say`'s words count as one; `say -` too).
     ///   - environment: `DUCKPROMPT_DEBUG` (set: a trace of the duck that only the process that
@@ -40,6 +41,10 @@ package enum Handoff {
                               environment: [String: String]) -> Route {
         if let option = localOptions.first(where: given.contains) {
             return .local(option == "no-service" ? "--no-service" : "--\(option) is the command's own")
+        }
+        // The service's KeepAwake keeps the sink it routes to, not the one -d names.
+        if given.contains("keep-awake") && given.contains("device") {
+            return .local("--keep-awake on the sink -d names is the command's own")
         }
         if environment["DUCKPROMPT_DEBUG"] != nil { return .local("DUCKPROMPT_DEBUG traces the command's own duck") }
         if let device = environment["DUCKPROMPT_DEVICE"], !device.allSatisfy({ $0 == " " || $0 == "\t" }) {
@@ -125,6 +130,12 @@ package enum Handoff {
     /// The bus match rule of the service's `PromptFinished` from its unique name `owner`.
     package static func finishedMatch(owner: String) -> String {
         "type='signal',sender='\(owner)',path='\(objectPath)',interface='\(interface)',member='PromptFinished'"
+    }
+
+    /// The bus match rule of the service's `PromptStarted` from its unique name `owner`
+    /// (`--keep-awake` asks `KeepAwake` then).
+    package static func startedMatch(owner: String) -> String {
+        "type='signal',sender='\(owner)',path='\(objectPath)',interface='\(interface)',member='PromptStarted'"
     }
 
     /// The bus match rule of the service's name changing owner (leaving).

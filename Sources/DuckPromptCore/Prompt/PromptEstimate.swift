@@ -83,6 +83,19 @@ public struct PromptEstimate: Sendable, Equatable {
         return all.map { (key: $0.0, value: $0.1) }
     }
 
+    /// Every key `fields` gives, in its order (the last three absent while a call defers the
+    /// prompt).
+    package static let keys = [
+        "sink", "kind", "pre-roll-us", "attack-us", "device-latency-us", "duration-us", "start-us", "call-state",
+        "during-call", "first-sample-us", "heard-us", "end-us",
+    ]
+
+    /// An estimate's fields as another answered them (the service's `a{sv}`), in `keys`' order;
+    /// keys not among `keys` (a newer service's) are left out.
+    package static func fields(from values: [String: EstimateValue]) -> [(key: String, value: EstimateValue)] {
+        keys.compactMap { key in values[key].map { (key: key, value: $0) } }
+    }
+
     /// A field's value: a word, or a time in µs.
     package enum EstimateValue: Sendable, Equatable {
         case text(String)
