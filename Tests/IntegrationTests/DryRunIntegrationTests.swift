@@ -9,7 +9,7 @@ import Testing
 /// the speaker's monitor), the sink kept RUNNING while the command lives and its silence gone
 /// when it ends.
 @Suite(.serialized)
-struct LeadTimeIntegrationTests {
+struct DryRunIntegrationTests {
     typealias Service = ServiceIntegrationTests.Service
 
     /// `--dry-run --json`'s object, and the command's run.
