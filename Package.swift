@@ -23,7 +23,8 @@ let package = Package(
         // pkgConfig, whose libs would link -lespeak-ng into every process. The library is
         // opened with dlopen for `say` alone (Playback/EspeakLibrary.swift).
         .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev"])]),
-        // libpipewire's headers and library, for the C layer below alone.
+        // libpipewire's headers (and link flags, which the `duckprompt` executable drops), for
+        // the C layer below alone; that layer opens the library with dlopen (pw_library.c).
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3",
                        providers: [.apt(["libpipewire-0.3-dev"])]),
         // The C over libpipewire: a PipeWire node's volumes, each change in order
@@ -65,8 +66,13 @@ let package = Package(
         // libespeak-ng 1.51 binds to it and opens no stray stream on the default sink
         // (Sources/CEspeakNoAudio/no_audio_device.c says why).
         .target(name: "CEspeakNoAudio"),
-        .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI", "CEspeakNoAudio"], swiftSettings: foundationFree,
-                          linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=create_audio_device_object"])]),
+        // Sources/duckprompt/link: linker scripts found before the system's libraries, so that
+        // the command loads fewer libraries at exec (issue 35): libstdc++ linked from its
+        // archive, libpipewire (opened with dlopen by CPipeWireNodes) not recorded as needed.
+        .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI", "CEspeakNoAudio"], exclude: ["link"],
+                          swiftSettings: foundationFree,
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=create_audio_device_object",
+                                                         "-L", Context.packageDirectory + "/Sources/duckprompt/link"])]),
         // Scripts/make-man's generator of the man pages' sources (ManPage.swift); not installed.
         .executableTarget(name: "duckprompt-man", dependencies: ["DuckPromptCLI"]),
         // Measuring aids: tone streams and stamped monitor recordings (BenchProbe), for the
