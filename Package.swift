@@ -23,8 +23,7 @@ let package = Package(
         // pkgConfig, whose libs would link -lespeak-ng into every process. The library is
         // opened with dlopen for `say` alone (Playback/EspeakLibrary.swift).
         .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev"])]),
-        // libpipewire's headers (and link flags, which the `duckprompt` executable drops), for
-        // the C layer below alone; that layer opens the library with dlopen (pw_library.c).
+        // libpipewire's headers and library, for the C layer below alone.
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3",
                        providers: [.apt(["libpipewire-0.3-dev"])]),
         // The C over libpipewire: a PipeWire node's volumes, each change in order
@@ -66,9 +65,9 @@ let package = Package(
         // libespeak-ng 1.51 binds to it and opens no stray stream on the default sink
         // (Sources/CEspeakNoAudio/no_audio_device.c says why).
         .target(name: "CEspeakNoAudio"),
-        // Sources/duckprompt/link: linker scripts found before the system's libraries, so that
-        // the command loads fewer libraries at exec (issue 35): libstdc++ linked from its
-        // archive, libpipewire (opened with dlopen by CPipeWireNodes) not recorded as needed.
+        // Sources/duckprompt/link: a linker script found before the system's libraries, so that
+        // the command loads one library fewer at exec (issue 35): libstdc++ linked from its
+        // archive (the file says why).
         .executableTarget(name: "duckprompt", dependencies: ["DuckPromptCLI", "CEspeakNoAudio"], exclude: ["link"],
                           swiftSettings: foundationFree,
                           linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=create_audio_device_object",
