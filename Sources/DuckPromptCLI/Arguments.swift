@@ -126,7 +126,7 @@ enum OptionValue {
             throw UsageError("--keep-awake '\(text)' is not a whole number of seconds (e.g. 60)")
         }
         guard keepAwakeRange.contains(seconds) else {
-            throw UsageError("--keep-awake '\(text)' is out of range: give \(keepAwakeRange.lowerBound) to \(keepAwakeRange.upperBound) seconds")
+            throw UsageError("keep-awake \(seconds) s is out of range (\(keepAwakeRange.lowerBound) to \(keepAwakeRange.upperBound) s)")
         }
         return seconds
     }

@@ -59,7 +59,7 @@ enum Help {
                               next command or restore); for speech, no libespeak-ng.
       70                      Internal error.
       75                      Prompt dropped or interrupted (--priority, --expire-ms,
-                              --on-busy drop).
+                              --on-busy drop, --during-call drop).
       78                      Bad config file.
       128+N                   Stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 
@@ -69,7 +69,8 @@ enum Help {
                               ~/.config/duckprompt/config.json when XDG_CONFIG_HOME is unset.
       $XDG_RUNTIME_DIR/duckprompt/
                               The prompt queue, the duck lock and the journal of the playing
-                              prompt, which restore reads.
+                              prompt, which restore reads; serve.pid, written by a running
+                              serve, by which play and say find it to hand it their prompt.
 
     ENVIRONMENT:
       PULSE_SERVER            The server, as for paplay (-s overrides it).
@@ -282,7 +283,8 @@ enum Help {
 
     static let serve = """
     OVERVIEW: Serve prompts on the D-Bus session bus, as io.github.duckprompt.DuckPrompt1
-    (Docs/dbus.md): Play, PlayFd, Say, Cancel, Route, Devices; one line per prompt on stderr.
+    (Docs/dbus.md): Play, PlayFd, Say, Cancel, Route, Devices, WatchRoute, Estimate,
+    EstimateSay, KeepAwake; the CallState and Server properties; one line per prompt on stderr.
     Runs in the foreground. SIGTERM: the playing prompt fades out, every volume is restored,
     exit 0.
 

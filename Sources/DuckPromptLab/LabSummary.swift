@@ -8,6 +8,9 @@ package enum LabSummary {
     /// The least unrecorded time of a prompt's that its line names, in seconds: less is the
     /// placement's jitter at its edges.
     static let unrecordedShown = 0.05
+    /// A monitor level that fell by this much (dB) or more fell to silence: the recording's
+    /// floor, not a duck's depth (a muted stream measured 177 dB).
+    static let silenceDropDb = 100.0
 
     /// How `ListeningReport.Gap.reason` reads.
     static func reason(_ reason: String) -> String {
@@ -66,11 +69,15 @@ package enum LabSummary {
             if other.paused { line += "paused (its stream corked) all through the prompt, " }
             if let change = other.volumeChangeDb {
                 line += change == 0 ? "volume untouched" : "duck depth \(formatted("%.2f", -change)) dB (volume)"
+            } else if other.volumeBeforeDb != nil {
+                // Its volume went to -inf dB (`--duck-mode mute`): no finite depth.
+                line += "muted (volume -inf dB)"
             }
             // Rounded first, then `+ 0` (which makes -0.0 0.0): an untouched level reads
-            // "0.00 dB", not "-0.00 dB".
+            // "0.00 dB", not "-0.00 dB". A drop to the monitor's silence is silence, not a depth.
             if let level = other.levelChangeDb {
-                line += ", \(formatted("%.2f", (-level * 100).rounded() / 100 + 0)) dB on the monitor"
+                line += level <= -Self.silenceDropDb ? ", silent on the monitor"
+                    : ", \(formatted("%.2f", (-level * 100).rounded() / 100 + 0)) dB on the monitor"
             }
             if other.carriedOver {
                 line += ", against before prompt \(prompt(other.baselineEntry)) at \(formatted("%.2f", other.baselineTime)) s"

@@ -405,7 +405,7 @@ public final class DuckPromptService: Sendable {
         let calls = lock.withLock { self.calls }
         if !estimating, CallDecision.decide(options.duringCall, state: calls.state, callDuck: options.callDuck) == .drop {
             throw DuckPromptError(.dropped, "prompt dropped: a call is on (\(calls.cause?.detail ?? "a call"); "
-                + "during-call drop)", dropReason: .duringCall)
+                + "--during-call drop)", dropReason: .duringCall)
         }
         if let device = options.device {
             let listing = try prompter.devices(request: device, config: options.config)

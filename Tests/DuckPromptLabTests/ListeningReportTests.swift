@@ -185,6 +185,25 @@ struct ListeningReportTests {
         #expect(Self.run().summary.prompts.first?.openAtEnd == false)
     }
 
+    @Test("--duck-mode mute: the music's line says muted and silent on the monitor, not a depth; a keep-awake silence is not shown")
+    func mutedAndKeepAwake() throws {
+        let silent = VolumeState(volume: ChannelVolumes([0, 0]), mute: false)
+        let music = Self.music([Timed(-1.9, Self.full), Timed(0.2, silent), Timed(1.5, Self.full)])
+        let keepAwake = StreamRecord(index: 7, properties: ["application.name": "duckprompt", "media.role": "navigation",
+                                                            SinkKeeper.property: "1"],
+                                     start: -0.5, sinks: [Timed(-0.5, "bt_headset")], volumes: [Timed(-0.5, Self.full)])
+        let speaker = Self.timeline(until: 1.6) { $0 >= 0.2 && $0 < 1.2 ? nil : -23 }
+        let headset = Self.timeline(until: 1.6) { $0 >= 0.25 && $0 < 1.25 ? -12 : nil }
+        let report = ListeningReport(sinks: [("speaker", "speaker", "speaker", true, speaker),
+                                             ("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                     streams: [music, Self.prompt(5, 0.0, 1.4), keepAwake], end: 1.6)
+        #expect(report.streams.map(\.index) == [3, 5])
+        #expect(report.summary.others.map(\.stream) == [3])
+        let lines = LabSummary.lines(report)
+        #expect(lines.count == 2 && lines[1] == "music on speaker (stream #3, duckprompt lab) under prompt #5: muted (volume -inf dB), "
+                + "silent on the monitor; restored to exactly the volume it had", "\(lines)")
+    }
+
     @Test("a prompt whose stream was still open at the end (COMMAND stopped at --timeout) is marked so, in the report and the summary")
     func openAtEnd() throws {
         var report = Self.run(promptEnd: nil)

@@ -393,8 +393,9 @@ final class PromptRun {
         // Other prompts may share the connection: a stop wakes its waits, which look at
         // `control.isStopped`, rather than interrupting them all.
         control.attach(connection, shared: true)
-        // A held prompter's copy of the server, kept current from events; else read now.
-        var (snapshot, info) = try connection.currentSnapshot()
+        // A held prompter's copy of the server, kept current from events, its sinks read now;
+        // else all read now.
+        var (snapshot, info) = try connection.routingSnapshot()
         onPipeWire = info.serverName.contains("PipeWire")
         // A call: the policy decides before anything is routed or ducked (`--during-call`).
         var calls = CallStreams.find(sinkInputs: snapshot.sinkInputs, sourceOutputs: snapshot.sourceOutputs)
@@ -533,7 +534,7 @@ final class PromptRun {
             if let request = control.stopRequest {
                 throw DuckPromptError(.dropped, "prompt \(request.reason)", dropReason: request.drop)
             }
-            let (snapshot, info) = try connection.currentSnapshot()
+            let (snapshot, info) = try connection.routingSnapshot()
             let streams = CallStreams.find(sinkInputs: snapshot.sinkInputs, sourceOutputs: snapshot.sourceOutputs)
             if !callState(streams).isOn { return (snapshot, info) }
             if let deadline, ContinuousClock.now >= deadline {

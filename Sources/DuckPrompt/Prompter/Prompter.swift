@@ -328,7 +328,7 @@ public final class Prompter: Sendable {
     @discardableResult
     public func keepAwake(seconds: Double, config: DuckPromptConfig = DuckPromptConfig()) throws -> String? {
         guard Self.keepAwakeRange.contains(seconds) else {
-            throw DuckPromptError(.usage, "keep-awake \(seconds) s is out of range (0 to \(Int(Self.keepAwakeRange.upperBound)) s)")
+            throw DuckPromptError(.usage, "keep-awake \(formatted("%g", seconds)) s is out of range (0 to \(Int(Self.keepAwakeRange.upperBound)) s)")
         }
         let silence = try lock.withLock { () throws -> SinkKeeper in
             guard !state.closed else { throw DuckPromptError(.usage, "the prompter is closed") }
@@ -368,7 +368,8 @@ public final class Prompter: Sendable {
 
     /// The server's sinks classified, and the route a prompt of this prompter would take now
     /// (the service's `Route()` and `Devices()`), from the same copy of the server its prompts
-    /// route from: a held prompter reads nothing from the server for it (`ServerMirror`).
+    /// route from: a held prompter reads only the sinks from the server for it, the rest from
+    /// its copy (`ServerMirror`, `routingSnapshot`).
     /// - Parameters:
     ///   - request: route as if this sink had been asked for (nil: `PULSE_SINK`, else the rules).
     ///   - config: the user's routing settings (`DuckPromptConfig.load()`).
@@ -380,7 +381,7 @@ public final class Prompter: Sendable {
     public func devices(request: DeviceRequest? = nil, config: DuckPromptConfig = DuckPromptConfig()) throws -> DeviceListing {
         let connection = try reconnect()
         try connection.waitUntilReady()
-        let (snapshot, info) = try connection.currentSnapshot()
+        let (snapshot, info) = try connection.routingSnapshot()
         return DeviceListing(snapshot: snapshot, request: request ?? config.device ?? DuckPrompt.defaultRequest(), config: config,
                              serverName: info.serverName, serverVersion: info.serverVersion,
                              busCalls: calls.readings())

@@ -23,6 +23,19 @@ extension PulseConnection {
         return try answer ?? snapshot()
     }
 
+    /// `currentSnapshot()` with its sinks read now (one round trip) when the rest came from the
+    /// mirror: what a prompt is routed and its pre-roll planned from. A sink's state and
+    /// latency may change with no event for the mirror to follow: pipewire-pulse 0.3.65 tells
+    /// of no IDLE → RUNNING of a sink whose monitor is recorded (a keep-awake then seemed not
+    /// to have woken it, and the prompt got a pre-roll), and neither server of a latency that
+    /// follows its streams. The sink-inputs stay the mirror's.
+    /// - Throws: as `currentSnapshot()`.
+    func routingSnapshot() throws -> (Snapshot, ServerInfo) {
+        var (snapshot, info) = try currentSnapshot()
+        if withLock({ subscribers.mirror != nil }) { snapshot.sinks = try sinkList() }
+        return (snapshot, info)
+    }
+
     /// While a prompt ducks, the mirror marks its sink-inputs' changes rather than reading
     /// each (`ServerMirror.holdInputsLocked`); `held` false ends it. Nothing without a mirror.
     func holdMirrorInputs(_ held: Bool) {

@@ -200,12 +200,14 @@ package struct ListeningReport: Sendable, Codable, Equatable {
     package static let nonPromptRoles: Set<String> = ["music", "video", "game", "movie", "production"]
 
     /// The property duckprompt marks its prompt streams with (`duckprompt.prompt`, its pid),
-    /// and the one of its saved-volume repair streams (`duckprompt.repair`).
+    /// the one of its saved-volume repair streams (`duckprompt.repair`), and the one of its
+    /// keep-awake silence (`SinkKeeper.property`).
     package static let duckpromptPromptProperty = "duckprompt.prompt"
     package static let duckpromptRepairProperty = "duckprompt.repair"
 
     /// How the report counts `stream`: `lab-music` (the lab's own music); `lab` (the lab's
-    /// recorders) and `repair` (a duckprompt saved-volume repair: silent) are not shown. In a
+    /// recorders), `repair` (a duckprompt saved-volume repair: silent) and `keep-awake` (its
+    /// keep-awake silence, `play --keep-awake`) are not shown. In a
     /// run that played a duckprompt prompt (`duckpromptRun`: a stream with
     /// `duckprompt.prompt`), those are the prompts and every other stream is `other` (a podcast
     /// it paused too); else, for a program that does not use duckprompt, a stream whose
@@ -215,6 +217,7 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         if stream.isLabMusic { return "lab-music" }
         if stream.properties[StreamLog.labProperty] != nil { return "lab" }
         if stream.properties[duckpromptRepairProperty] != nil { return "repair" }
+        if stream.properties[SinkKeeper.property] != nil { return "keep-awake" }
         if duckpromptRun { return stream.properties[duckpromptPromptProperty] != nil ? "prompt" : "other" }
         if let role = stream.properties["media.role"], nonPromptRoles.contains(role.lowercased()) { return "other" }
         return "prompt"
@@ -239,7 +242,7 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         }
         let duckpromptRun = streams.contains { $0.properties[Self.duckpromptPromptProperty] != nil }
         let role = { (stream: StreamRecord) in Self.role(of: stream, duckpromptRun: duckpromptRun) }
-        let shown = streams.filter { !["lab", "repair"].contains(role($0)) }
+        let shown = streams.filter { !["lab", "repair", "keep-awake"].contains(role($0)) }
         self.streams = shown.map { stream in
             Stream(index: stream.index, role: role(stream), sink: stream.sink, properties: stream.properties,
                    propertyChanges: zip(stream.propertyChanges, stream.propertyChanges.dropFirst()).map { was, now in
