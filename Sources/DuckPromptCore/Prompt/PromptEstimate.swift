@@ -18,15 +18,17 @@ public struct PromptEstimate: Sendable, Equatable {
     public var deviceLatencyUs: Int
     /// The prompt's own length, µs (files: their headers; text: synthesized and counted).
     public var durationUs: Int
-    /// The path's own time to its first sample, µs: for a held prompter (the service) the
-    /// median it measured (`PromptEstimate.heldStartUs` before its first prompt), for the
-    /// command the time this process took to get here from its exec.
+    /// The path's own time to its first sample, µs: for a held prompter (the service)
+    /// `heldStartUs(keptStream:asleep:onPipeWire:)`; for the command the time this process
+    /// took to get here from its exec.
     public var startUs: Int
-    /// From now to the first sample of the prompt's own audio at the sink (what its monitor
-    /// records): `startUs` + the pre-roll or the attack, whichever is longer (the pre-roll's
-    /// silence plays during the attack). Nil while a call defers it (`waitsForCall`).
+    /// From now to the first sample of the prompt's own audio taken by the sink: `startUs` +
+    /// the pre-roll or the attack, whichever is longer (the pre-roll's silence plays during the
+    /// attack). Nil while a call defers it (`waitsForCall`).
     public var firstSampleUs: Int?
-    /// From now to the first sample heard: `firstSampleUs` + `deviceLatencyUs`.
+    /// From now to the first sample heard, where it leaves the sink for the device:
+    /// `firstSampleUs` + `deviceLatencyUs` (what `Prompter.Timing.firstSampleUs` says once it
+    /// plays).
     public var heardUs: Int? { firstSampleUs.map { $0 + deviceLatencyUs } }
     /// From now to the prompt's end at the sink: `firstSampleUs` + `durationUs`.
     public var endUs: Int? { firstSampleUs.map { $0 + durationUs } }
@@ -40,6 +42,18 @@ public struct PromptEstimate: Sendable, Equatable {
     /// Before a held prompter measured its own start: what figure 9 of Docs/performance.md
     /// measured for the service's Play → first sample with nothing to duck (4 to 9 ms).
     package static let heldStartUs = 6000
+
+    /// A held prompter's start, µs: `heldStartUs` when it keeps a stream ready for the
+    /// prompt's sink and format (the last prompt's); else it makes one: 12 ms, and 30 ms on
+    /// PipeWire to a sleeping (suspended or idle) sink, whose node the new stream wakes.
+    /// Measured by LeadTimeIntegrationTests, Play → first sample less the pre-roll or the
+    /// attack, a new stream: PipeWire to a sleeping sink 17 to 44 ms, to a running one 10 to
+    /// 16; PulseAudio to a running one 10 to 13 (its null sink asleep renders a 2 s block
+    /// first, which `deviceLatencyUs` says).
+    package static func heldStartUs(keptStream: Bool, asleep: Bool, onPipeWire: Bool) -> Int {
+        if keptStream { return heldStartUs }
+        return asleep && onPipeWire ? 30_000 : 12_000
+    }
 
     /// - Parameters:
     ///   - plan: the prompt's plan on the route (its pre-roll, attack and whether it ducks).
