@@ -102,17 +102,23 @@ struct LeadTimeIntegrationTests {
         let client = try Client()
         let prompt = try DuckIntegrationTests.prompt(seconds: 0.5)
 
+        // The service as it runs in a car, warm: a first prompt on the headset leaves its
+        // stream kept ready (a new stream to a sleeping PipeWire sink took 17 to 71 ms on this
+        // shared machine, too wide to test against: `PromptEstimate.heldStartUs`).
+        let onHeadset: [String: BusValue] = ["device": .string(headset)]
+        let blip = try TestAudio.sine("lead-warm-up.wav", hertz: 1000, seconds: 0.05, gain: 0.5, channels: 1)
+        #expect(try client.waitFinished(try client.play(blip, onHeadset)) == "played")
         // A headset the server suspended and woke again: idle, asleep to a prompt's plan,
         // until the recorder (a user of its monitor) wakes it; started once the service has
         // routed the prompt, during the pre-roll's silence.
         try Pactl.call("suspend-sink", headset, "1")
         try Pactl.call("suspend-sink", headset, "0")
-        let onHeadset: [String: BusValue] = ["device": .string(headset)]
         var asleep: [String: UInt64] = [:]
         #expect(try eventually(timeout: timeLimit(5)) {
             asleep = try client.estimate(prompt, onHeadset)
             return asleep["pre-roll-us"] == 300_000
         }, "the headset is not asleep to the service: \(asleep)")
+        #expect(asleep["start-us"] == 6000, "no stream kept for the headset: \(asleep)")
         let opened = { String(decoding: service.process.bytes, as: UTF8.self).components(separatedBy: "prompt: openStream").count }
         let before = opened()
         let (idle, headsetRecorder) = try Self.measure("idle headset, pre-roll", client: client, file: prompt,
@@ -140,11 +146,11 @@ struct LeadTimeIntegrationTests {
             #expect(abs(result.timing) <= Self.toleranceMs, "\(scenario): PromptTiming off by \(result.timing) ms")
         }
         // Each prompt's PromptTiming after its PromptStarted, as a gdbus monitor saw them.
-        #expect(eventually(timeout: timeLimit(2)) { service.signals.components(separatedBy: "PromptTiming").count == 3 })
+        #expect(eventually(timeout: timeLimit(2)) { service.signals.components(separatedBy: "PromptTiming").count == 4 })
         let order = service.signals.split(separator: "\n").compactMap { line in
             ["PromptStarted", "PromptTiming"].first { line.contains($0) }
         }
-        #expect(order == ["PromptStarted", "PromptTiming", "PromptStarted", "PromptTiming"], "\(service.signals)")
+        #expect(order == Array(repeating: ["PromptStarted", "PromptTiming"], count: 3).flatMap { $0 }, "\(service.signals)")
         #expect(service.stop() == 0)
     }
 }

@@ -47,9 +47,9 @@ public struct PromptEstimate: Sendable, Equatable {
     /// prompt's sink and format (the last prompt's); else it makes one: 12 ms, and 30 ms on
     /// PipeWire to a sleeping (suspended or idle) sink, whose node the new stream wakes.
     /// Measured by LeadTimeIntegrationTests, Play → first sample less the pre-roll or the
-    /// attack, a new stream: PipeWire to a sleeping sink 17 to 44 ms, to a running one 10 to
-    /// 16; PulseAudio to a running one 10 to 13 (its null sink asleep renders a 2 s block
-    /// first, which `deviceLatencyUs` says).
+    /// attack, a new stream: PipeWire to a sleeping sink 17 to 71 ms (on a shared, loaded
+    /// machine), to a running one 10 to 19; PulseAudio to a running one 10 to 13; the kept
+    /// stream to a sleeping sink 3 to 10 (PipeWire), 2 (PulseAudio).
     package static func heldStartUs(keptStream: Bool, asleep: Bool, onPipeWire: Bool) -> Int {
         if keptStream { return heldStartUs }
         return asleep && onPipeWire ? 30_000 : 12_000
