@@ -67,7 +67,7 @@ final class StreamBox: @unchecked Sendable {
             let frameBytes = Int64(pa_frame_size(spec))
             let first = info.write_index - (box.framesWritten - box.audioFrom) * frameBytes
             let stamp = StreamClock.monotonicUs(
-                ofRealtimeUs: Int64(info.timestamp.tv_sec) * 1_000_000 + Int64(info.timestamp.tv_usec),
+                ofRealtimeUs: microseconds(of: info.timestamp),
                 realNowUs: Int64(realNow / 1000), monotonicNowUs: Int64(monotonicNow / 1000))
             if let at = StreamClock.deviceTimeUs(ofByte: first, readIndex: info.read_index_corrupt == 0 ? info.read_index : nil,
                                                  sinkUs: info.sink_usec, bytesPerSecond: Int(pa_bytes_per_second(spec)),
