@@ -32,6 +32,8 @@ do {
                 open.insert(try prompter.play(files: [file], options: options(.text)))
                 open.insert(try prompter.play(files: [file], options: options(.message)))
             }
+        case .timing(let id, let timing):
+            print("\(id) heard from \(timing.firstSampleUs) µs to \(timing.endUs) µs (CLOCK_MONOTONIC)")
         case .finished(let id, let outcome):
             switch outcome {
             case .played(let report):

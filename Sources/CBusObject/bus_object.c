@@ -75,6 +75,7 @@ static const sd_bus_vtable vtable[] = {
     SD_BUS_METHOD_WITH_ARGS("EstimateSay", SD_BUS_ARGS("s", text, "a{sv}", options), SD_BUS_RESULT("a{sv}", estimate),
                             on_estimate_say, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_SIGNAL_WITH_ARGS("PromptStarted", SD_BUS_ARGS("t", id, "s", sink, "s", kind, "u", pre_roll_ms), 0),
+    SD_BUS_SIGNAL_WITH_ARGS("PromptTiming", SD_BUS_ARGS("t", id, "t", first_sample_us, "t", end_us), 0),
     SD_BUS_SIGNAL_WITH_ARGS("PromptFinished", SD_BUS_ARGS("t", id, "s", outcome, "s", message), 0),
     SD_BUS_SIGNAL_WITH_ARGS("RouteChanged", SD_BUS_ARGS("s", sink, "s", kind, "s", reason), 0),
     SD_BUS_PROPERTY("Version", "s", get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),

@@ -461,6 +461,9 @@ public final class DuckPromptService: Sendable {
         case .started(let id, let start):
             bus.emit("PromptStarted", [.uint64(id.value), .string(start.sink), .string(start.kind.rawValue),
                                        .uint32(UInt32(clamping: start.preRollMs))])
+        case .timing(let id, let timing):
+            bus.emit("PromptTiming", [.uint64(id.value), .uint64(UInt64(max(0, timing.firstSampleUs))),
+                                      .uint64(UInt64(max(0, timing.endUs)))])
         case .finished(let id, let outcome):
             let (word, message) = Self.describe(outcome)
             let record = lock.withLock { records.removeValue(forKey: id.value) }

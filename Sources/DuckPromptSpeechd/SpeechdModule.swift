@@ -165,7 +165,7 @@ package final class SpeechdModule: @unchecked Sendable {
     private func handle(_ event: Prompter.Event) {
         lock.withLock {
             switch event {
-            case .queued: break
+            case .queued, .timing: break
             case .started(let id, _):
                 if let number = messages[id] { write(machine.began(number).lines) }
             case .finished(let id, let outcome):

@@ -23,6 +23,8 @@ final class BusClient {
     private let bus: SessionBusClient
     /// `PromptFinished` per prompt id, as dispatched by `bus.dispatch`.
     private var finished: [UInt64: Finished] = [:]
+    /// `PromptTiming`'s `first_sample_us` per prompt id (CLOCK_MONOTONIC µs).
+    private var timings: [UInt64: UInt64] = [:]
 
     /// Connects to the session bus and subscribes to the service's `PromptFinished`.
     /// - Throws: `BenchError` when there is no session bus or the match cannot be added.
@@ -32,6 +34,10 @@ final class BusClient {
             // The handler runs in `dispatch`, on this thread; `self` is whole by then.
             try bus.subscribe(to: "PromptFinished", of: Self.interface, from: Self.name, path: Self.path) { [unowned self] signal in
                 received(signal)
+            }
+            try bus.subscribe(to: "PromptTiming", of: Self.interface, from: Self.name, path: Self.path) { [unowned self] signal in
+                guard let id = try? signal.readUInt64(), let first = try? signal.readUInt64() else { return }
+                timings[id] = first
             }
         } catch let error as DuckPromptError {
             throw BenchError(error.message)
@@ -56,6 +62,25 @@ final class BusClient {
                          timeoutMs: 10_000) { try $0.readUInt64() }
         }
     }
+
+    /// `Estimate(as files, a{sv} options)`: its times in µs, by key.
+    /// - Throws: `BenchError` with the service's error name and message.
+    func estimate(files: [String], options: [String: BusValue]) throws -> [String: UInt64] {
+        try bench {
+            try bus.call(Self.name, Self.path, Self.interface, "Estimate", [.strings(files), .dictionary(options)],
+                         timeoutMs: 10_000) { try $0.readOptions() }
+        }.compactMapValues { if case .uint64(let us) = $0 { us } else { nil } }
+    }
+
+    /// `KeepAwake(u seconds)`.
+    /// - Throws: `BenchError` with the service's error name and message.
+    func keepAwake(seconds: UInt32) throws {
+        try bench { try bus.call(Self.name, Self.path, Self.interface, "KeepAwake", [.uint32(seconds)], timeoutMs: 10_000) { _ in } }
+    }
+
+    /// The `PromptTiming` of `id` dispatched so far (it comes before its `PromptFinished`):
+    /// its `first_sample_us`, CLOCK_MONOTONIC µs; taken once.
+    func takeTiming(_ id: UInt64) -> UInt64? { timings.removeValue(forKey: id) }
 
     /// Dispatches what arrives until the `PromptFinished` of `id` came; nil at `deadline`
     /// (monotonic ns).

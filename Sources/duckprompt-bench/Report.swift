@@ -16,6 +16,8 @@ enum Report {
             + "the app's own default audio output (ms)",
         11: "11. `duckprompt play` with `duckprompt serve` running (handed over) and with `--no-service`: exec → first prompt "
             + "sample on the monitor, beside paplay's and pw-play's (ms)",
+        12: "12. Lead time: the service's Estimate and PromptTiming against the first prompt sample heard on the monitor (ms)",
+        13: "13. What KeepAwake costs the service: its CPU time over \(ServerBench.keepAwakeSeconds) s idle and of KeepAwake",
     ]
     static let rowOrder = ["duckprompt --duck 0dB", "duckprompt", "paplay", ServerBench.anchor, "pw-play"]
     static let heldRowOrder = [ServerBench.heldZero, ServerBench.heldDuck, ServerBench.heldCold, "paplay", ServerBench.anchor]
@@ -138,6 +140,19 @@ enum Report {
             + "exec → first sample, recorded and placed as in figures 1 and 2; × is the ratio to `paplay` in the same "
             + "round. Target: the handed-over command's median ≤ paplay's (1.0 ×). Figure 1's `duckprompt --duck 0dB` "
             + "is the command with no service on the bus (it looks for one: one `GetNameOwner`).",
+        "- Figure 12: per scenario, a `duckprompt serve` child of its own; its first `Play` (which makes the stream "
+            + "the others reuse) is not counted. Each run, 150 ms after the last: `Estimate([the prompt], {\"device\": "
+            + "<\"speaker\">})`, then at once `Play` of the same, its `PromptTiming` and `PromptFinished` (the bench's "
+            + "client subscribed to both), and the first prompt sample on `speaker.monitor`, placed as in figures 1 and "
+            + "2 (on the sink's own clock: what the sink plays out, its latency counted). Difference: the instant before "
+            + "`Play` + the estimate's `heard-us`, or `PromptTiming`'s `first_sample_us` (both CLOCK_MONOTONIC), − that "
+            + "first sample; positive: said later than heard. The recorder keeps `speaker` running, so \"idle sink\" "
+            + "has neither pre-roll nor attack; \"with music\" has the attack. A sleeping sink's pre-roll is checked by "
+            + "Tests/IntegrationTests/LeadTimeIntegrationTests.swift (within 30 ms on both servers).",
+        "- Figure 13: one `duckprompt serve` child, after one `Play` on `speaker`: its CPU time (`utime + stime` of "
+            + "/proc/PID/stat) over \(ServerBench.keepAwakeSeconds) s idle, then over \(ServerBench.keepAwakeSeconds) s "
+            + "of `KeepAwake` (silence played on the default sink, `speaker`; the window begins 500 ms after the call), "
+            + "ended with `KeepAwake(0)`. The sound server's own cost of the silent stream is not counted.",
         "- Figure 6: the sinks of every fixture dump under `Tests/DuckPromptTests/Fixtures` (pactl text and JSON, "
             + "pacmd, pw-dump, localised), repeated and renamed to 10 000 sinks in one snapshot, classified and routed "
             + "by `DeviceListing(snapshot:)`; and the pactl text fixtures repeated (renumbered) to a 10 MiB dump read "
@@ -251,6 +266,28 @@ enum Report {
             lines += ["### " + figureTitles[11]!, ""]
             lines += table(r, figure: 11, columns: [ServerBench.idle, ServerBench.music], ratioLabel: "× paplay",
                            order: handoffRowOrder) + [""]
+        }
+        if r.series.contains(where: { $0.figure == 12 }) {
+            lines += ["### " + figureTitles[12]!, "",
+                      "| scenario | said by | median \\|difference\\| | largest \\|difference\\| | difference, median (min–max) | runs |",
+                      "|---|---|---:|---:|---:|---:|"]
+            for scenario in [ServerBench.idle, ServerBench.music] {
+                for row in [ServerBench.leadEstimate, ServerBench.leadTiming] {
+                    guard let s = r.find(12, row, scenario), let signed = s.summary,
+                          let size = Summary(s.values.map { abs($0) }) else { continue }
+                    lines.append("| \(scenario) | \(row) | \(format(size.median, "ms")) | \(format(size.max, "ms")) | "
+                                 + "\(signed.text("ms")) | \(signed.count) |")
+                }
+            }
+            lines += [""]
+        }
+        if r.series.contains(where: { $0.figure == 13 }) {
+            lines += ["### " + figureTitles[13]!, "", "| process | CPU s | % of a core |", "|---|---:|---:|"]
+            for row in [ServerBench.serviceIdle, ServerBench.serviceKeepAwake] {
+                let cells = ["CPU s", "% of a core"].map { c in r.find(13, row, c).flatMap { s in s.summary.map { format($0.median, s.unit) } } ?? "n/a" }
+                lines.append("| `\(row)` | " + cells.joined(separator: " | ") + " |")
+            }
+            lines += [""]
         }
         if !r.notes.isEmpty { lines += ["Notes:"] + r.notes.map { "- \($0)" } + [""] }
         return lines

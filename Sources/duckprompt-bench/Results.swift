@@ -46,6 +46,7 @@ func format(_ v: Double, _ unit: String) -> String {
     case "MiB": return String(format: "%.1f", v)
     case "µs": return v >= 100 ? String(format: "%.0f", v) : String(format: "%.2f", v)
     case "count": return String(format: "%.0f", v)
+    case "%": return String(format: "%.2f", v)
     case "/s": return v >= 100 ? String(format: "%.0f", v) : String(format: "%.2f", v)
     default: return String(format: "%.3g", v)
     }

@@ -1,7 +1,7 @@
 // duckprompt-bench: the measuring tool behind Scripts/bench (Docs/performance.md).
 //
 // USAGE:
-//   duckprompt-bench measure --duckprompt PATH --output FILE.json [--runs N] [--figures 1,2,3,4,5,7,8,9,10,11]
+//   duckprompt-bench measure --duckprompt PATH --output FILE.json [--runs N] [--figures 1,2,3,4,5,7,8,9,10,11,12,13]
 //                            [--counts 1,10,100,300]
 //       in a lab: `duckprompt lab --server pipewire|pulseaudio --device speaker
 //       --device bluetooth-a2dp --no-listen --no-service -- …` (as Scripts/bench runs it)
@@ -9,7 +9,7 @@
 //   duckprompt-bench report --output Docs/performance.md --command TEXT [--preamble TEXT] FILE.json...
 //   duckprompt-bench hold --file PATH --device SINK
 //       (hidden: figure 8's idle prompter, which `measure` starts; see HoldCommand.swift)
-// Figures 8, 9 and 11 start `duckprompt serve` and call it on the lab's session bus
+// Figures 8, 9, 11, 12 and 13 start `duckprompt serve` and call it on the lab's session bus
 // (DBUS_SESSION_BUS_ADDRESS); figure 11's `duckprompt play` hands its prompt to it.
 //
 // Exit status: 0 whatever the figures show; 64 for a usage error; 69 when no server answers
@@ -19,7 +19,7 @@ import DuckPromptProbe
 import Foundation
 
 let usage = """
-    USAGE: duckprompt-bench measure --duckprompt PATH --output FILE [--runs N] [--figures 1,2,3,4,5,7,8,9,10,11] [--counts 1,10,100,300]
+    USAGE: duckprompt-bench measure --duckprompt PATH --output FILE [--runs N] [--figures 1,2,3,4,5,7,8,9,10,11,12,13] [--counts 1,10,100,300]
            duckprompt-bench inprocess --fixtures DIR --output FILE [--runs N]
            duckprompt-bench report --output FILE --command TEXT [--preamble TEXT] FILE...
     """
@@ -80,7 +80,7 @@ guard let outputPath = options["output"] else { fail("--output is required", sta
 switch arguments[1] {
 case "measure":
     guard let duckprompt = options["duckprompt"], rest.isEmpty else { fail("measure needs --duckprompt PATH", status: 64) }
-    let figures = Set(integers(options["figures"], default: [1, 2, 3, 4, 5, 7, 8, 9, 10, 11]))
+    let figures = Set(integers(options["figures"], default: [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13]))
     let kind = ProcessInfo.processInfo.environment["DUCKPROMPT_LAB_SERVER"] ?? "unknown"
     let began = monotonicNanoseconds()
     let listing: DeviceListing
@@ -103,6 +103,8 @@ case "measure":
         figure([9]) { try bench.service() }
         figure([10]) { try bench.spokenInstructions() }
         figure([11]) { try bench.handoff() }
+        figure([12]) { try bench.leadTime() }
+        figure([13]) { try bench.keepAwakeCost(seconds: ServerBench.keepAwakeSeconds) }
         bench.evaluateTargets()
         bench.results.seconds = Double(monotonicNanoseconds() - began) / 1e9
         try writeJSON(bench.results, to: outputPath)

@@ -41,16 +41,25 @@ struct KeepAwakeIntegrationTests {
         try Pactl.sinkInputs().filter { (($0["properties"] as? [String: Any])?["duckprompt.keep-awake"]) != nil }
     }
 
-    @Test("KeepAwake: the asleep headset runs, a prompt on it has no pre-roll, the silence is not ducked, and it ends when the caller leaves the bus")
-    func keepsAwake() throws {
+    @Test("KeepAwake: the asleep headset runs, a prompt on it has no pre-roll, the silence is not ducked, and it ends when the caller leaves the bus; also while its monitor is recorded (idle, not suspended: pipewire-pulse tells of no change to running then)",
+          arguments: [false, true])
+    func keepsAwake(monitorRecorded: Bool) throws {
         let rig = Rig()
         let speaker = try rig.speaker()
         let headset = try rig.bluetooth()
         try Pactl.call("set-default-sink", headset)
         _ = speaker
+        // A level meter's recording of the headset's monitor (pavucontrol's, the lab's).
+        let meter = monitorRecorded ? try Background(["parecord", "--raw", "--latency-msec=100", "-d", "\(headset).monitor", "/dev/null"]) : nil
+        defer { meter?.stop() }
+        if meter != nil {
+            #expect(try eventually(timeout: timeLimit(5)) { try Self.state(of: headset) == "IDLE" || Self.state(of: headset) == "RUNNING" })
+        }
         let service = try ServiceIntegrationTests.Service()
         defer { _ = service.stop() }
-        #expect(try Self.state(of: headset) != "RUNNING", "the headset runs before anything asked for it")
+        if meter == nil {
+            #expect(try Self.state(of: headset) != "RUNNING", "the headset runs before anything asked for it")
+        }
         let caller = try Background(["/usr/bin/python3", "-c", Self.app, "30"], captureStderr: true)
         defer { caller.stop() }
         #expect(caller.waitForOutput(containing: "kept", timeout: timeLimit(5)), "\(String(decoding: caller.bytes, as: UTF8.self))")

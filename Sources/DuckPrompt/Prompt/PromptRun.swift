@@ -20,10 +20,11 @@ extension DuckPrompt {
                           reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
                           calls: PromptCalls? = nil,
                           onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in },
+                          onTiming: @escaping (Prompter.Timing) -> Void = { _ in },
                           onAudioEnded: () -> Void = {}) throws -> PlayReport {
         let run = PromptRun(sources: sources, connection: started, options: options, server: server, control: control,
                             entered: entered, turn: turn, reconnect: reconnect, keeper: keeper, calls: calls,
-                            onStarted: onStarted)
+                            onStarted: onStarted, onTiming: onTiming)
         defer { run.close() }
         var lifecycle = PromptLifecycle()
         var action = lifecycle.start()
@@ -118,6 +119,8 @@ final class PromptRun {
     private var onKeptStream = false
     /// Told once, when the first part starts: the route and the pre-roll (ms).
     private let onStarted: (RouteDecision, Int) -> Void
+    /// Told once, after `onStarted`: when the first sample reaches the device, and the end.
+    private let onTiming: (Prompter.Timing) -> Void
 
     /// - Parameters:
     ///   - entered: the queue entry: the caller (a `Prompter`, in `play`) enters the queue
@@ -129,11 +132,15 @@ final class PromptRun {
     ///   - onStarted: called once the first sample of the prompt's own audio (after the
     ///     pre-roll) has been handed to the server on the uncorked stream, with the route and
     ///     the pre-roll in ms; on libpulse's loop thread, so it must not wait.
+    ///   - onTiming: called once after `onStarted`, when the server said where the stream
+    ///     stands (`PromptStream.announceAudio`): when the prompt's first own sample reaches the
+    ///     device and its audio ends there, on the monotonic clock; on the loop thread too.
     init(sources: [any PromptSource], connection: PulseConnection, options: PlayOptions, server: ServerOptions,
          control: InterruptControl, entered: QueueEntry, turn: Result<RuntimeLock, any Error>? = nil,
          reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
          calls: PromptCalls? = nil,
-         onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in }) {
+         onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in },
+         onTiming: @escaping (Prompter.Timing) -> Void = { _ in }) {
         self.turn = turn
         self.calls = calls
         self.sources = sources
@@ -146,6 +153,7 @@ final class PromptRun {
         self.reconnect = reconnect ?? { try PulseConnection(server) }
         self.keeper = keeper
         self.onStarted = onStarted
+        self.onTiming = onTiming
     }
 
     /// Releases the streams, the locks and the queue entry, in that order.
@@ -197,9 +205,14 @@ final class PromptRun {
             // wait).
             if part == 0, let route {
                 let preRoll = preRoll
-                opened.announceAudio(after: (groups[0] as? SilencePrefixed)?.silenceFrames ?? 0) { [onStarted] in
+                // The prompt's own audio, without the pre-roll's silence: every part, end to end.
+                let audioUs = Int64((groups.reduce(0) { $0 + (($1 as? SilencePrefixed)?.inner.duration ?? $1.duration) }
+                    * 1_000_000).rounded())
+                opened.announceAudio(after: (groups[0] as? SilencePrefixed)?.silenceFrames ?? 0, { [onStarted] in
                     onStarted(route, preRoll)
-                }
+                }, timed: { [onTiming] firstUs in
+                    onTiming(Prompter.Timing(firstSampleUs: firstUs, endUs: firstUs + audioUs))
+                })
             }
             return .streamOpened(part: part)
         case .readyStream(let part):

@@ -3,29 +3,41 @@ import Glibc
 extension Prompter {
     /// When `sources` played now would be heard, without playing them (the service's
     /// `Estimate` and `EstimateSay`): routed, its duck planned and the call policy applied as
-    /// the prompt would be, from the prompter's copy of the server. Nothing is queued, ducked
-    /// or written.
+    /// the prompt would be, from the prompter's copy of the server, the sinks' latencies read
+    /// now. Nothing is queued, ducked or written.
     /// - Parameters:
     ///   - sources: the prompt's parts (their `duration`; a `SpeechSource` synthesized and
     ///     counted by `measuredDuration`).
     ///   - options: its options (route, duck, attack, pre-roll, `--during-call`).
-    ///   - startUs: the path's own time to a first sample (`PromptEstimate.startUs`).
     /// - Throws: `.usage` for options out of range; `.unavailable` when no sink is usable or
-    ///   the server does not answer. libpulse: the mirror's lists (`ServerMirror`).
+    ///   the server does not answer. libpulse: the mirror's lists (`ServerMirror`),
+    ///   `pa_context_get_sink_info_list` for the latencies.
     public func estimate(_ sources: [any PromptSource], options: PlayOptions) throws -> PromptEstimate {
-        try estimate(sources, options: options) { PromptEstimate.heldStartUs }
+        try estimate(sources, options: options, startUs: nil)
     }
 
     /// `estimate(_:options:)` with the path's own start time (`PromptEstimate.startUs`) read
-    /// once the server's sinks were read, before a text is synthesized to be counted.
+    /// once the server's sinks were read, before a text is synthesized to be counted; nil: this
+    /// held prompter's (`PromptEstimate.heldStartUs(keptStream:asleep:onPipeWire:)`).
     package func estimate(_ sources: [any PromptSource], options: PlayOptions,
-                          startUs: () -> Int) throws -> PromptEstimate {
+                          startUs ownStart: (() -> Int)?) throws -> PromptEstimate {
         try options.validate()
         let connection = try reconnect()
         try connection.waitUntilReady()
-        let (snapshot, _) = try connection.currentSnapshot()
+        // The sinks read now (`routingSnapshot`): a sink's latency follows its streams and its
+        // state may change, with no event for the mirror (PulseAudio's null sink that was
+        // never played to says its 2 s block until a stream asks for less).
+        let (snapshot, info) = try connection.routingSnapshot()
+        // A new stream takes longer to its first sample than the one kept from the last prompt.
+        let sink = try DuckPrompt.route(snapshot, request: options.device, config: options.config).sink
+        let kept = sources.first.map { first in
+            keepsStream(PromptStream.Shape(sinkName: sink.name, rate: first.rate, channels: first.channels,
+                                           format: first.sampleFormat, latencyMs: options.latencyMs))
+        } ?? false
+        let startUs = ownStart?() ?? PromptEstimate.heldStartUs(keptStream: kept, asleep: sink.state == .suspended || sink.state == .idle,
+                                                                onPipeWire: info.serverName.contains("PipeWire"))
         return try DuckPrompt.estimate(sources, options: options, snapshot: snapshot, busCalls: calls.readings(),
-                                       startUs: startUs())
+                                       startUs: startUs)
     }
 }
 

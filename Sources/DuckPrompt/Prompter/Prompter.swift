@@ -103,8 +103,27 @@ public final class Prompter: Sendable {
         /// The first sample of its own audio (after any pre-roll's silence) has been handed to
         /// the server for `start.sink`, the stream playing (`pa_stream_write`, uncorked).
         case started(PromptID, Start)
+        /// When its first own sample reaches the device, and its end: after `started`, once
+        /// the server said where the stream stands (not sent when it could not).
+        case timing(PromptID, Timing)
         /// It ended.
         case finished(PromptID, Outcome)
+    }
+
+    /// When a prompt is heard, on the CLOCK_MONOTONIC clock in µs (`clock_gettime`), from the
+    /// server's timing answer for its stream once its first own sample was handed over
+    /// (`pa_stream_update_timing_info`): `firstSampleUs` is when that sample, after any
+    /// pre-roll's silence, leaves the sink for the device (its read index, a byte's time for
+    /// each byte before it, and what the sink holds: `sink_usec`); `endUs` is `firstSampleUs`
+    /// plus the prompt's length (its files' headers; a text's synthesized length, an upper
+    /// bound while its synthesis runs ahead, `SpeechSource.duration`), its parts end to end.
+    public struct Timing: Sendable, Equatable {
+        public var firstSampleUs: Int64
+        public var endUs: Int64
+        public init(firstSampleUs: Int64, endUs: Int64) {
+            self.firstSampleUs = firstSampleUs
+            self.endUs = endUs
+        }
     }
 
     private let server: ServerOptions
@@ -466,6 +485,8 @@ public final class Prompter: Sendable {
             started.stamp()
             guard let id else { return }
             emit(.started(id, Start(sink: route.sink.name, kind: route.classification.kind, preRollMs: preRoll)))
+        }, onTiming: { [self] timing in
+            if let id { emit(.timing(id, timing)) }
         }, onAudioEnded: { [onAudioEnded] in
             if let id { onAudioEnded?(id) }
         })
@@ -479,6 +500,11 @@ public final class Prompter: Sendable {
         private var stamped: ContinuousClock.Instant?
         func stamp() { lock.withLock { stamped = .now } }
         var instant: ContinuousClock.Instant? { lock.withLock { stamped } }
+    }
+
+    /// Whether this prompter keeps a stream of `shape` ready (`ReadyStreamKeeper.keeps`).
+    func keepsStream(_ shape: PromptStream.Shape) -> Bool {
+        held?.keeper.keeps(shape) ?? false
     }
 
     /// The held connection when it is up, else a new one (kept, when held).

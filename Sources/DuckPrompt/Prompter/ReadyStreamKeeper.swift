@@ -52,6 +52,12 @@ final class ReadyStreamKeeper: Sendable {
         return nil
     }
 
+    /// Whether a stream of `shape` is kept now: a prompt of that shape would likely play on
+    /// it, without making a stream (`Prompter.estimate`'s start; `take` checks more).
+    func keeps(_ shape: PromptStream.Shape) -> Bool {
+        lock.withLock { kept?.shape == shape }
+    }
+
     /// For tests: the next `count` streams taken stay corked on the server when their prompt
     /// starts them (`PromptStream.withholdUncork()`), as PipeWire 0.3.65 at times leaves a kept
     /// stream that it was told to uncork: it takes no byte (`KeptStreamStart`).

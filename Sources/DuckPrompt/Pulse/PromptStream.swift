@@ -238,11 +238,16 @@ final class PromptStream: @unchecked Sendable {
     }
 
     /// Calls `announce` once the stream plays (uncorked) and the first frame after
-    /// `silenceFrames` (the pre-roll) has been handed to the server (`pa_stream_write`): on
-    /// the loop thread, with the connection's lock held, so it must not wait for anything.
-    func announceAudio(after silenceFrames: Int, _ announce: @escaping () -> Void) {
+    /// `silenceFrames` (the pre-roll) has been handed to the server (`pa_stream_write`), then
+    /// asks the server where the stream stands and calls `timed` with the CLOCK_MONOTONIC µs
+    /// at which that frame reaches the device (`StreamClock`; not called when the server
+    /// cannot say): both on the loop thread, with the connection's lock held, so they must not
+    /// wait for anything. libpulse: `pa_stream_update_timing_info`, `pa_stream_get_timing_info`.
+    func announceAudio(after silenceFrames: Int, _ announce: @escaping () -> Void,
+                       timed: ((Int64) -> Void)? = nil) {
         connection.withLock {
             box.audioFrom = Int64(silenceFrames)
+            box.onAudioTiming = timed
             box.onAudio = announce
             box.announceIfDue()
         }
@@ -480,6 +485,7 @@ final class PromptStream: @unchecked Sendable {
             // Kept corked between prompts.
             box.uncorked = false
             box.onAudio = nil
+            box.onAudioTiming = nil
             // Kept until the server is seen taking them (`confirmPlaying`).
             box.replay = []
             let writable = pa_stream_writable_size(stream)

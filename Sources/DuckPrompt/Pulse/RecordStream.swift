@@ -13,6 +13,21 @@ package func monotonicNanoseconds() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
+/// The realtime clock (`CLOCK_REALTIME`, `clock_gettime`) in nanoseconds: the clock of a
+/// `pa_timing_info.timestamp`, read beside `monotonicNanoseconds()` to take one to the other
+/// (`StreamClock.monotonicUs`). Here for the same reason as `monotonicNanoseconds()`.
+package func realtimeNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// A `timeval` (a `pa_timing_info.timestamp`) in µs. Here for the same reason as
+/// `monotonicNanoseconds()`: its fields need both modules in sight, debug and release.
+func microseconds(of time: timeval) -> Int64 {
+    Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_usec)
+}
+
 /// A record stream of float32 samples on one source, such as a sink's monitor
 /// (`SINK.monitor`): every chunk the server sends is handed to `onChunk` with its arrival
 /// stamp, and after each one the server is asked where the stream stands (`onTiming`). What

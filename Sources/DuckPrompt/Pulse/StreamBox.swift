@@ -1,3 +1,4 @@
+import CPulseAudio
 import FoundationEssentials
 
 /// What a `PromptStream`'s libpulse callbacks share with it, on the loop thread or with the
@@ -24,6 +25,10 @@ final class StreamBox: @unchecked Sendable {
     /// Called once, on the loop thread with the lock held, when the stream is uncorked and a
     /// frame of the prompt's own audio has been handed to the server (`announceIfDue`).
     var onAudio: (() -> Void)? = nil
+    /// Called once after `onAudio`, on the loop thread with the lock held, with the
+    /// CLOCK_MONOTONIC µs at which the prompt's first own frame reaches the device, from the
+    /// server's timing answer (`requestAudioTiming`); not called when the server cannot say.
+    var onAudioTiming: ((Int64) -> Void)? = nil
     /// The frames pulled since `rearm` (interleaved floats, before any conversion) while the
     /// server has not yet been seen playing them: a kept stream that does not play hands them
     /// to the new one (`PromptStream.reopened()`). nil: not recorded.
@@ -42,6 +47,35 @@ final class StreamBox: @unchecked Sendable {
         guard uncorked, framesWritten > audioFrom, let call = onAudio else { return }
         onAudio = nil
         call()
+        if onAudioTiming != nil { requestAudioTiming() }
+    }
+
+    /// Asks the server where the stream stands and hands `onAudioTiming` the instant its
+    /// frame `audioFrom` (of this prompt's frames) reaches the device (`StreamClock`): its byte
+    /// is the answer's write index less the frames written since it. Lock held.
+    /// libpulse: `pa_stream_update_timing_info`, `pa_stream_get_timing_info`,
+    /// `pa_stream_get_sample_spec`, `pa_bytes_per_second`.
+    private func requestAudioTiming() {
+        guard let stream else { return }
+        let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
+            let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
+            guard let told = box.onAudioTiming else { return }
+            box.onAudioTiming = nil
+            guard success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee,
+                  info.write_index_corrupt == 0, let spec = pa_stream_get_sample_spec(stream) else { return }
+            let (realNow, monotonicNow) = (realtimeNanoseconds(), monotonicNanoseconds())
+            let frameBytes = Int64(pa_frame_size(spec))
+            let first = info.write_index - (box.framesWritten - box.audioFrom) * frameBytes
+            let stamp = StreamClock.monotonicUs(
+                ofRealtimeUs: microseconds(of: info.timestamp),
+                realNowUs: Int64(realNow / 1000), monotonicNowUs: Int64(monotonicNow / 1000))
+            if let at = StreamClock.deviceTimeUs(ofByte: first, readIndex: info.read_index_corrupt == 0 ? info.read_index : nil,
+                                                 sinkUs: info.sink_usec, bytesPerSecond: Int(pa_bytes_per_second(spec)),
+                                                 stampMonotonicUs: stamp) {
+                told(at)
+            }
+        }, Unmanaged.passUnretained(self).toOpaque())
+        if let op { pa_operation_unref(op) }
     }
 
     init(mainloop: OpaquePointer, channels: Int, format: StreamSampleFormat, pull: @escaping FramePuller) {

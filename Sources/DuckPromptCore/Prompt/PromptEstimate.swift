@@ -18,15 +18,18 @@ public struct PromptEstimate: Sendable, Equatable {
     public var deviceLatencyUs: Int
     /// The prompt's own length, µs (files: their headers; text: synthesized and counted).
     public var durationUs: Int
-    /// The path's own time to its first sample, µs: for a held prompter (the service) the
-    /// median it measured (`PromptEstimate.heldStartUs` before its first prompt), for the
-    /// command the time this process took to get here from its exec.
+    /// The path's own time to its first sample, µs: for a held prompter (the service)
+    /// `heldStartUs(keptStream:asleep:onPipeWire:)`; for the command the time this process
+    /// took to get here from its exec.
     public var startUs: Int
-    /// From now to the first sample of the prompt's own audio at the sink (what its monitor
-    /// records): `startUs` + the pre-roll or the attack, whichever is longer (the pre-roll's
-    /// silence plays during the attack). Nil while a call defers it (`waitsForCall`).
+    /// From now to the first sample of the prompt's own audio taken by the sink: `startUs` +
+    /// the pre-roll or the attack, whichever is longer (the pre-roll's silence plays during the
+    /// attack). Nil while a call defers it (`waitsForCall`) or when it would be dropped
+    /// (`duringCall` `drop`): it would not play now.
     public var firstSampleUs: Int?
-    /// From now to the first sample heard: `firstSampleUs` + `deviceLatencyUs`.
+    /// From now to the first sample heard, where it leaves the sink for the device:
+    /// `firstSampleUs` + `deviceLatencyUs` (what `Prompter.Timing.firstSampleUs` says once it
+    /// plays).
     public var heardUs: Int? { firstSampleUs.map { $0 + deviceLatencyUs } }
     /// From now to the prompt's end at the sink: `firstSampleUs` + `durationUs`.
     public var endUs: Int? { firstSampleUs.map { $0 + durationUs } }
@@ -35,11 +38,23 @@ public struct PromptEstimate: Sendable, Equatable {
     public var callState: CallState
     public var duringCall: String
     /// Whether the prompt would wait for a call to end (`defer`): no first sample is known.
-    public var waitsForCall: Bool { firstSampleUs == nil }
+    public var waitsForCall: Bool { duringCall == "defer" }
 
     /// Before a held prompter measured its own start: what figure 9 of Docs/performance.md
     /// measured for the service's Play → first sample with nothing to duck (4 to 9 ms).
     package static let heldStartUs = 6000
+
+    /// A held prompter's start, µs: `heldStartUs` when it keeps a stream ready for the
+    /// prompt's sink and format (the last prompt's); else it makes one: 12 ms, and 30 ms on
+    /// PipeWire to a sleeping (suspended or idle) sink, whose node the new stream wakes.
+    /// Measured by LeadTimeIntegrationTests, Play → first sample less the pre-roll or the
+    /// attack, a new stream: PipeWire to a sleeping sink 17 to 71 ms (on a shared, loaded
+    /// machine), to a running one 10 to 19; PulseAudio to a running one 10 to 13; the kept
+    /// stream to a sleeping sink 3 to 10 (PipeWire), 2 (PulseAudio).
+    package static func heldStartUs(keptStream: Bool, asleep: Bool, onPipeWire: Bool) -> Int {
+        if keptStream { return heldStartUs }
+        return asleep && onPipeWire ? 30_000 : 12_000
+    }
 
     /// - Parameters:
     ///   - plan: the prompt's plan on the route (its pre-roll, attack and whether it ducks).
@@ -57,7 +72,7 @@ public struct PromptEstimate: Sendable, Equatable {
         deviceLatencyUs = Int(clamping: route.sink.latencyUs)
         durationUs = Int((durationSeconds * 1_000_000).rounded())
         self.startUs = startUs
-        firstSampleUs = decision == .wait ? nil : startUs + max(preRollUs > 0 ? plan.silenceMs * 1000 : 0, attackUs)
+        firstSampleUs = decision == .wait || decision == .drop ? nil : startUs + max(preRollUs > 0 ? plan.silenceMs * 1000 : 0, attackUs)
         self.callState = callState
         duringCall = switch decision {
         case .play: "play"

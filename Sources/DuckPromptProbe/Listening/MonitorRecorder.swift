@@ -35,6 +35,14 @@ package final class MonitorRecorder: Sendable {
         probe.withRecording { samples, _, _ in samples.count >= frames ? Array(samples.suffix(frames)) : nil }
     }
 
+    /// The recording so far with its chunks' arrival stamps and the server's timing answers,
+    /// to place a frame on the monotonic clock (`Recording.time(ofFrame:)`), once a chunk that
+    /// arrived `marginMs` after `t` (monotonic ns) is in (at most 5 s): the monitor lags.
+    package func recording(past t: UInt64, marginMs: Int = 300) -> Recording {
+        probe.waitForRecording(past: t, marginMs: marginMs)
+        return probe.snapshotRecording()
+    }
+
     /// Seconds of audio received so far.
     package var receivedSeconds: Double { Double(probe.recorded.frames) / Double(BenchProbe.rate) }
 
