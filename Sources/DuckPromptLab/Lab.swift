@@ -99,13 +99,20 @@ package final class Lab: @unchecked Sendable {
         if let anchors {
             // Made before their anchors, the sinks have rendered 2 s ahead: suspended and
             // resumed, each starts its clock again at the anchor's 10 ms.
-            let sinks = try control.sinkList().map(\.name)
-            guard anchors.waitAnchored(sinks) else {
-                throw DuckPromptError(.unavailable, "the lab could not anchor the latency of its sinks \(sinks.joined(separator: ", "))")
+            // The sinks read again while waiting: one may go meanwhile (module-always-sink's
+            // auto_null, once a device is there), and is not waited for.
+            let deadline = ContinuousClock.now + .seconds(10)
+            var sinks = try control.sinkList().map(\.name)
+            while !anchors.waitAnchored(sinks, timeout: .milliseconds(500)) {
+                guard ContinuousClock.now < deadline else {
+                    throw DuckPromptError(.unavailable, "the lab could not anchor the latency of its sinks \(sinks.joined(separator: ", "))")
+                }
+                sinks = try control.sinkList().map(\.name)
             }
             for sink in sinks {
-                try control.suspendSink(sink, true)
-                try control.suspendSink(sink, false)
+                // A sink gone since (auto_null) has nothing to start again.
+                try? control.suspendSink(sink, true)
+                try? control.suspendSink(sink, false)
             }
         }
         if let sink = options.defaultSinkName {
