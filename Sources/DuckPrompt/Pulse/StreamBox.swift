@@ -47,7 +47,11 @@ final class StreamBox: @unchecked Sendable {
         guard uncorked, framesWritten > audioFrom, let call = onAudio else { return }
         onAudio = nil
         call()
-        if onAudioTiming != nil { requestAudioTiming() }
+        // Not asked in this version: the request crashed the service (pa_threaded_mainloop_signal
+        // of a null loop on the loop thread) in about 2 of 5 runs of a prompt cancelled as it
+        // started (ServiceIntegrationTests.limits, PipeWire); PromptTiming is not sent until
+        // that is understood (issue 35).
+        if Self.asksAudioTiming, onAudioTiming != nil { requestAudioTiming() }
     }
 
     /// Asks the server where the stream stands and hands `onAudioTiming` the instant its
@@ -57,8 +61,11 @@ final class StreamBox: @unchecked Sendable {
     /// `pa_stream_get_sample_spec`, `pa_bytes_per_second`.
     private func requestAudioTiming() {
         guard let stream else { return }
+        // The answer may come after the prompt let its stream go (cancelled, the service
+        // stopping): the box is retained for it, and released when it comes (an operation
+        // libpulse cancels with its stream never answers: one box then stays).
         let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
-            let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
+            let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeRetainedValue()
             guard let told = box.onAudioTiming else { return }
             box.onAudioTiming = nil
             guard success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee,
@@ -74,9 +81,16 @@ final class StreamBox: @unchecked Sendable {
                                                  stampMonotonicUs: stamp) {
                 told(at)
             }
-        }, Unmanaged.passUnretained(self).toOpaque())
-        if let op { pa_operation_unref(op) }
+        }, Unmanaged.passRetained(self).toOpaque())
+        if let op {
+            pa_operation_unref(op)
+        } else {
+            Unmanaged.passUnretained(self).release()
+        }
     }
+
+    /// Whether the prompt's start asks the server for its timing (`PromptTiming`): off.
+    static let asksAudioTiming = false
 
     init(mainloop: OpaquePointer, channels: Int, format: StreamSampleFormat, pull: @escaping FramePuller) {
         self.mainloop = mainloop
