@@ -172,7 +172,13 @@ package final class LabServers: @unchecked Sendable {
         startThread { [self] in
             var current = first
             while true {
-                _ = current.wait()
+                let status = current.wait() ?? 0
+                if !lock.withLock({ stopping }) {
+                    // On the lab's standard error, so that a CI log tells why its clients were
+                    // refused for a moment (a test's kill -9, or a crash of the server).
+                    let how = status > 128 ? "signal \(status - 128)" : "status \(status)"
+                    StandardStreams.writeError("lab: \(name) (pid \(current.pid)) ended (\(how))\(lastLines(of: name)); starting it again\n")
+                }
                 sleepThread(for: .milliseconds(200))
                 // Under the lock: stop() either sees the new process or keeps it from starting.
                 let next = lock.withLock { () -> LabProcess? in

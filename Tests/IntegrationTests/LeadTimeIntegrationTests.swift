@@ -61,8 +61,8 @@ struct LeadTimeIntegrationTests {
     struct Measured {
         /// `Play`'s call + `Estimate`'s `heard-us` (the first sample leaving the sink).
         var heard: Double
-        /// `PromptTiming`'s `first_sample_us`; nil: not sent (this version, Docs/dbus.md).
-        var timing: Double?
+        /// `PromptTiming`'s `first_sample_us`.
+        var timing: Double
     }
 
     /// One prompt through the service: estimated, played at once, and its first 1 kHz sample
@@ -79,19 +79,16 @@ struct LeadTimeIntegrationTests {
         let heard = try #require(listening.recording(past: monotonicNanoseconds()).prompt(after: called, sustained: 24),
                                  "\(scenario): the prompt is not on the monitor")
         let first = try #require(estimate["first-sample-us"]), heardUs = try #require(estimate["heard-us"])
-        // PromptTiming is not sent in this version (Docs/dbus.md): the timing request it comes
-        // from crashed the service when a prompt was cancelled as it started. Its arithmetic
-        // is table-tested (StreamClockTests); Estimate's heard-us is checked here.
-        let timing = client.timings[id] ?? (first: 0, end: 0)
-        #expect(client.timings[id] == nil, "\(scenario): PromptTiming came, which this version does not send")
+        let timing = try #require(client.timings[id], "\(scenario): no PromptTiming for \(id)")
         let (callUs, heardAt) = (Double(called) / 1000, Double(heard.first) / 1000)
         func ms(_ us: Double) -> String { String(format: "%+.1f ms", us / 1000) }
-        let measured = Measured(heard: (callUs + Double(heardUs) - heardAt) / 1000, timing: nil)
+        let measured = Measured(heard: (callUs + Double(heardUs) - heardAt) / 1000, timing: (Double(timing.first) - heardAt) / 1000)
         print("[\(TestServer.kind)] lead time, \(scenario): first sample heard \(ms(heardAt - callUs)) after Play"
               + " (the recording's timing moved it \(heard.correctionMs.map { String(format: "%.1f", $0) } ?? "—") ms);"
               + " Estimate: start-us \(estimate["start-us"] ?? 0), first-sample-us \(first) (\(ms(callUs + Double(first) - heardAt))),"
               + " heard-us \(heardUs) (\(ms(callUs + Double(heardUs) - heardAt))); PromptTiming first_sample_us \(ms(Double(timing.first) - heardAt)),"
               + " end − first \(ms(Double(timing.end) - Double(timing.first)))")
+        #expect(timing.end - timing.first == estimate["duration-us"], "\(scenario): PromptTiming's end is not first + duration")
         return (measured, listening)
     }
 
@@ -146,8 +143,14 @@ struct LeadTimeIntegrationTests {
 
         for (scenario, result) in [("idle headset", idle), ("running speaker", ducking)] {
             #expect(abs(result.heard) <= Self.toleranceMs, "\(scenario): Estimate's heard-us off by \(result.heard) ms")
+            #expect(abs(result.timing) <= Self.toleranceMs, "\(scenario): PromptTiming off by \(result.timing) ms")
         }
-        #expect(!service.signals.contains("PromptTiming"), "\(service.signals)")
+        // Each prompt's PromptTiming after its PromptStarted, as a gdbus monitor saw them.
+        #expect(eventually(timeout: timeLimit(2)) { service.signals.components(separatedBy: "PromptTiming").count == 4 })
+        let order = service.signals.split(separator: "\n").compactMap { line in
+            ["PromptStarted", "PromptTiming"].first { line.contains($0) }
+        }
+        #expect(order == Array(repeating: ["PromptStarted", "PromptTiming"], count: 3).flatMap { $0 }, "\(service.signals)")
         #expect(service.stop() == 0)
     }
 }

@@ -110,7 +110,9 @@ extension ServiceIntegrationTests {
     func recoversAfterAStall() throws {
         let (rig, speaker, app, before) = try PrompterIntegrationTests.musicOnSpeaker("served-stall", volume: 50000)
         defer { withExtendedLifetime(rig) {} }
-        let service = try Service(["--timeout", "1s"])
+        // Traced: a failure shows what the service did after the stall.
+        let service = try Service(["--timeout", "1s"], environment: ["DUCKPROMPT_DEBUG": "1"])
+        let trace = { String(String(decoding: service.process.bytes, as: UTF8.self).suffix(6000)) }
         let id = try Service.id(try service.call("Play", "['\(try DuckIntegrationTests.prompt(seconds: 4.0))']", "{}"))
         try DuckIntegrationTests.waitDucked(app, from: before)
         let server = try FaultIntegrationTests.pulseServerPid()
@@ -120,7 +122,7 @@ extension ServiceIntegrationTests {
         #expect(try service.finished(id, timeout: 10) == "failed", "\(service.signals)")
         kill(server, SIGCONT)
         #expect(try eventually(timeout: timeLimit(10)) { try Pactl.volume(ofApp: app) == before },
-                "the stalled prompt's duck was not restored: \(String(describing: try? Pactl.volume(ofApp: app))) of \(before)")
+                "the stalled prompt's duck was not restored: \(String(describing: try? Pactl.volume(ofApp: app))) of \(before); serve's trace: \(trace())")
         let route = try service.call("Route")
         #expect(route.status == 0 && route.stdout.contains("'\(speaker)'"), "\(route.stdout) \(route.stderr)")
         let next = try Service.id(try service.call("Play", "['\(try DuckIntegrationTests.prompt(seconds: 0.5))']", "{}"))

@@ -88,11 +88,27 @@ final class HeldConnection: Sendable {
     }
 
     /// What a prompt of this process left ducked when its server died, restored now that the
-    /// server answers again: only when the duck lock is free (a prompt holding it restores
-    /// such journals itself before it ducks).
+    /// server answers again, under the duck lock. When the lock is held (the failed prompt
+    /// still letting it go, or another prompt playing, which restores such journals itself
+    /// before it ducks), a thread of its own waits for it and restores what is then still
+    /// left: the music is never left ducked because the lock was busy at that moment.
     private func restoreKeptJournal() {
-        guard let store = try? JournalStore(),
-              let duck = try? RuntimeLock.tryAcquire(in: store.runtimeDirectory) else { return }
+        guard let store = try? JournalStore() else { return }
+        if let duck = try? RuntimeLock.tryAcquire(in: store.runtimeDirectory) {
+            restore(store, holding: duck)
+            return
+        }
+        DebugTrace.write("prompter: the duck lock is held: the kept journal waits for it")
+        startThread { [self] in
+            guard let duck = try? RuntimeLock.acquire(in: store.runtimeDirectory, timeout: nil,
+                                                      cancelled: { self.lock.withLock { self.closed } })
+            else { return }
+            restore(store, holding: duck)
+        }
+    }
+
+    /// `Recovery.recoverOrphans` of this process's own journals too, then lets `duck` go.
+    private func restore(_ store: JournalStore, holding duck: RuntimeLock) {
         defer { duck.release() }
         for line in Recovery.recoverOrphans(store: store, server: server, includingOwn: true).lines {
             DebugTrace.write("prompter: \(line)")

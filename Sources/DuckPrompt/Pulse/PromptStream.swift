@@ -160,12 +160,11 @@ final class PromptStream: @unchecked Sendable {
             if frames == 0 {
                 pa_stream_cancel_write(stream)
                 box.reachedEnd = true
-                let op = pa_stream_drain(stream, { _, _, userdata in
+                box.keep(pa_stream_drain(stream, { _, _, userdata in
                     let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
                     box.drained = true
                     pa_threaded_mainloop_signal(box.mainloop, 0)
-                }, Unmanaged.passUnretained(box).toOpaque())
-                if let op { pa_operation_unref(op) }
+                }, Unmanaged.passUnretained(box).toOpaque()))
                 return
             }
             pa_stream_write(stream, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
@@ -446,14 +445,13 @@ final class PromptStream: @unchecked Sendable {
             if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
             // Asked after the cork: the answer is the index of the corked stream, which the
             // server no longer reads.
-            let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
+            box.keep(pa_stream_update_timing_info(stream, { stream, success, userdata in
                 let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
                 if success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee,
                    info.read_index_corrupt == 0 {
                     box.parkedReadIndex = info.read_index
                 }
-            }, Unmanaged.passUnretained(box).toOpaque())
-            if let op { pa_operation_unref(op) }
+            }, Unmanaged.passUnretained(box).toOpaque()))
         }
     }
 
@@ -584,12 +582,16 @@ final class PromptStream: @unchecked Sendable {
                                 format: shape.format, pull: pull)
     }
 
-    /// Disconnects and releases the stream (`pa_stream_disconnect`, `pa_stream_unref`).
-    /// Idempotent through deinit; call once.
+    /// Disconnects and releases the stream (`pa_stream_disconnect`, `pa_stream_unref`). No
+    /// callback reaches its box afterwards: the stream's callbacks are cleared and its
+    /// unanswered operations cancelled (`pa_operation_cancel`), since libpulse keeps the stream
+    /// (and answers them) until the server confirms the disconnect. Call once.
     func close() {
         connection.withLock {
             pa_stream_set_write_callback(stream, nil, nil)
             pa_stream_set_state_callback(stream, nil, nil)
+            pa_stream_set_moved_callback(stream, nil, nil)
+            box.cancelOperations()
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
         }

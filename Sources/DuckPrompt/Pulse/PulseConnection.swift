@@ -300,7 +300,12 @@ package final class PulseConnection: @unchecked Sendable {
         guard let op else {
             throw DuckPromptError(.internal, "\(what) failed: \(lastErrorLocked)")
         }
-        defer { pa_operation_unref(op) }
+        defer {
+            // Given up (a stall, the connection lost): its callback must never run later, into
+            // userdata its caller frees once this returns.
+            if pa_operation_get_state(op) == PA_OPERATION_RUNNING { pa_operation_cancel(op) }
+            pa_operation_unref(op)
+        }
         let deadline = ContinuousClock.now + answerTimeout
         try withWakeupLocked(at: deadline) {
             while pa_operation_get_state(op) == PA_OPERATION_RUNNING {

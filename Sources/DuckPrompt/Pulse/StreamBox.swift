@@ -47,11 +47,7 @@ final class StreamBox: @unchecked Sendable {
         guard uncorked, framesWritten > audioFrom, let call = onAudio else { return }
         onAudio = nil
         call()
-        // Not asked in this version: the request crashed the service (pa_threaded_mainloop_signal
-        // of a null loop on the loop thread) in about 2 of 5 runs of a prompt cancelled as it
-        // started (ServiceIntegrationTests.limits, PipeWire); PromptTiming is not sent until
-        // that is understood (issue 35).
-        if Self.asksAudioTiming, onAudioTiming != nil { requestAudioTiming() }
+        if onAudioTiming != nil { requestAudioTiming() }
     }
 
     /// Asks the server where the stream stands and hands `onAudioTiming` the instant its
@@ -61,11 +57,9 @@ final class StreamBox: @unchecked Sendable {
     /// `pa_stream_get_sample_spec`, `pa_bytes_per_second`.
     private func requestAudioTiming() {
         guard let stream else { return }
-        // The answer may come after the prompt let its stream go (cancelled, the service
-        // stopping): the box is retained for it, and released when it comes (an operation
-        // libpulse cancels with its stream never answers: one box then stays).
-        let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
-            let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeRetainedValue()
+        // Cancelled when the prompt lets its stream go first (cancelled, the service stopping).
+        keep(pa_stream_update_timing_info(stream, { stream, success, userdata in
+            let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
             guard let told = box.onAudioTiming else { return }
             box.onAudioTiming = nil
             guard success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee,
@@ -81,16 +75,34 @@ final class StreamBox: @unchecked Sendable {
                                                  stampMonotonicUs: stamp) {
                 told(at)
             }
-        }, Unmanaged.passRetained(self).toOpaque())
-        if let op {
-            pa_operation_unref(op)
-        } else {
-            Unmanaged.passUnretained(self).release()
-        }
+        }, Unmanaged.passUnretained(self).toOpaque()))
     }
 
-    /// Whether the prompt's start asks the server for its timing (`PromptTiming`): off.
-    static let asksAudioTiming = false
+    /// The operations sent with this box as their userdata and not yet answered (each with a
+    /// reference of ours). Lock held.
+    private var operations: [OpaquePointer] = []
+
+    /// Keeps `op` (a reference of the caller's, now this box's) until it is answered or
+    /// `cancelOperations()`; drops those answered meanwhile. Lock held.
+    func keep(_ op: OpaquePointer?) {
+        operations.removeAll { old in
+            guard pa_operation_get_state(old) != PA_OPERATION_RUNNING else { return false }
+            pa_operation_unref(old)
+            return true
+        }
+        if let op { operations.append(op) }
+    }
+
+    /// Cancels every operation not yet answered, so that none of their callbacks reaches this
+    /// box once its stream is let go (`PromptStream.close()`). Lock held.
+    /// libpulse: `pa_operation_cancel`, `pa_operation_unref`.
+    func cancelOperations() {
+        for op in operations {
+            if pa_operation_get_state(op) == PA_OPERATION_RUNNING { pa_operation_cancel(op) }
+            pa_operation_unref(op)
+        }
+        operations.removeAll()
+    }
 
     init(mainloop: OpaquePointer, channels: Int, format: StreamSampleFormat, pull: @escaping FramePuller) {
         self.mainloop = mainloop
