@@ -118,34 +118,23 @@ public final class DuckPromptService: Sendable {
             for await event in prompter.events() { forward(event) }
         }
         // RouteChanged: the sinks followed from the server's events (`watchDevices`; no
-        // polling on either server), a signal each time the routed sink changes.
-        let watchClosed = Latch()
-        let updates: AsyncThrowingStream<DeviceUpdate, Error>
-        do {
-            updates = DuckPrompt.watchDevices(config: try DuckPromptConfig.load(), server: server, prompter: prompter,
-                                              closed: watchClosed.open)
-        } catch {
-            updates = AsyncThrowingStream { $0.finish(throwing: error) }
-            watchClosed.open()
-        }
+        // polling on either server), a signal each time the routed sink changes; followed
+        // again after the server went away (`RouteFollower`).
+        let follower = RouteFollower()
         let watching = executor.start { [self] in
             var last: String? = nil
-            do {
-                for try await update in updates {
-                    let route = update.listing.route
-                    let sink = route?.sink.name ?? ""
-                    if last != nil, sink != last {
-                        prompter.followRoute(sink)
-                        bus.emit("RouteChanged", [.string(sink), .string(route?.classification.kind.rawValue ?? ""),
-                                                  .string(route?.reason ?? update.listing.routeError?.message ?? "")])
-                    }
-                    last = sink
-                    // CallState, with PropertiesChanged when it changed.
-                    lock.withLock { calls = update.listing.calls }
-                    bus.setCallState(update.listing.callState)
+            await follower.run(server: server, prompter: prompter) { update in
+                let route = update.listing.route
+                let sink = route?.sink.name ?? ""
+                if last != nil, sink != last {
+                    prompter.followRoute(sink)
+                    bus.emit("RouteChanged", [.string(sink), .string(route?.classification.kind.rawValue ?? ""),
+                                              .string(route?.reason ?? update.listing.routeError?.message ?? "")])
                 }
-            } catch {
-                serviceLog("route changes no longer followed: \(error)")
+                last = sink
+                // CallState, with PropertiesChanged when it changed.
+                lock.withLock { calls = update.listing.calls }
+                bus.setCallState(update.listing.callState)
             }
         }
         let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in
@@ -153,8 +142,9 @@ public final class DuckPromptService: Sendable {
         } }
         // The route's connection closed before the exit (its libpulse and libpipewire threads
         // joined), at most 2 s.
+        follower.stop()
         watching.cancel()
-        watchClosed.wait(upTo: .seconds(2))
+        follower.waitClosed(upTo: .seconds(2))
         // A call whose work is not done is not played: its caller hears so before the exit.
         let unanswered = lock.withLock { () -> [BusConnection.HeldCall] in
             defer { waiting.removeAll() }
@@ -502,26 +492,4 @@ struct AccessDenied: Error {
 /// One line on standard error, `duckprompt serve: …`.
 func serviceLog(_ line: String) {
     StandardStreams.writeError("duckprompt serve: \(line)\n")
-}
-
-/// Opened once, from any thread; `wait(upTo:)` returns when it is open or the time ran out.
-private final class Latch: @unchecked Sendable {
-    private let condition = Condition()
-    private var isOpen = false
-
-    func open() {
-        condition.withLock { isOpen = true }
-        condition.broadcast()
-    }
-
-    func wait(upTo limit: Duration) {
-        let deadline = ContinuousClock.now + limit
-        condition.withLock {
-            while !isOpen {
-                let left = deadline - ContinuousClock.now
-                guard left > .zero else { return }
-                condition.waitLocked(milliseconds: Int(left.waitMilliseconds))
-            }
-        }
-    }
 }

@@ -128,6 +128,24 @@ extension ServiceIntegrationTests {
         let next = try Service.id(try service.call("Play", "['\(try DuckIntegrationTests.prompt(seconds: 0.5))']", "{}"))
         #expect(try service.finished(next) == "played", "\(service.signals)")
         #expect(try eventually(timeout: timeLimit(2)) { try Pactl.volume(ofApp: app) == before })
+        // The route is still followed after the stall: a headset that appears takes it.
+        let bt = try rig.bluetooth()
+        #expect(eventually(timeout: timeLimit(8)) { service.signals.contains("RouteChanged ('\(bt)', 'bluetooth-a2dp'") },
+                "\(service.signals) \(trace())")
+        #expect(service.stop() == 0)
+    }
+
+    @Test("The server killed -9 and started again under a running service: RouteChanged still comes (a headset that appears then takes the route), and Route() agrees")
+    func routeFollowedAfterARestart() throws {
+        let (rig, _, service) = try Self.idleSpeaker()
+        let server = try FaultIntegrationTests.pulseServerPid()
+        kill(server, SIGKILL)
+        try FaultIntegrationTests.waitServerBack(after: server)
+        let bt = try rig.bluetooth()
+        #expect(eventually(timeout: timeLimit(8)) { service.signals.contains("RouteChanged ('\(bt)', 'bluetooth-a2dp'") },
+                "\(service.signals) \(String(decoding: service.process.bytes, as: UTF8.self))")
+        let route = try service.call("Route")
+        #expect(route.stdout.contains("'\(bt)', 'bluetooth-a2dp'"), "\(route.stdout) \(route.stderr)")
         #expect(service.stop() == 0)
     }
 }
