@@ -50,7 +50,7 @@ package final class LabServers: @unchecked Sendable {
             throw DuckPromptError(.unavailable, "cannot start a private \(kind.rawValue): \(program) is not installed "
                                   + "(Debian package \(Self.packages[program] ?? program))")
         }
-        var template = Array("\(environment["TMPDIR"] ?? "/tmp")/duckprompt-lab.XXXXXX".utf8CString)
+        var template = Array("\(Self.parent(environment))/duckprompt-lab.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {
             throw DuckPromptError(.unavailable, "cannot make the lab's directory: \(String(cString: strerror(errno)))")
         }
@@ -69,6 +69,20 @@ package final class LabServers: @unchecked Sendable {
             stop()
             throw error
         }
+    }
+
+    /// Where the lab's directory is made: `TMPDIR` when set; else /dev/shm when it is a tmpfs
+    /// one may write to, as a desktop's `XDG_RUNTIME_DIR` (/run/user/UID, which systemd-logind
+    /// mounts as a tmpfs) is, so that what duckprompt keeps there (queue, journal: written
+    /// with fsync) costs what it costs a user; else /tmp. The mount from /proc/self/mounts.
+    static func parent(_ environment: [String: String]) -> String {
+        if let tmp = environment["TMPDIR"], !tmp.isEmpty { return tmp }
+        let mounts = FileManager.default.contents(atPath: "/proc/self/mounts").map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let shmIsTmpfs = mounts.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 2 && fields[1] == "/dev/shm" && fields[2] == "tmpfs"
+        }
+        return shmIsTmpfs && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp"
     }
 
     /// What the servers, the bus and COMMAND run with: the caller's environment without

@@ -3,8 +3,9 @@ import DuckPrompt
 /// The service's watch of the route (RouteChanged, CallState): the server's sinks followed by
 /// `DuckPrompt.watchDevices`, each listing handed to `onUpdate`. When the server goes away or
 /// stops answering, the watch is made again once it answers (after 0.25 s, then twice as long
-/// each time, at most 5 s apart), as the held prompter's connection is (`HeldConnection`): a
-/// restarted pipewire-pulse or PulseAudio does not end RouteChanged for the service's life.
+/// each time, at most 1 s apart: a listener hears of the route about a second after the server
+/// is back at most), so that a restarted pipewire-pulse or PulseAudio does not end RouteChanged
+/// for the service's life.
 /// It says so on stderr once per outage, and once followed again.
 ///
 /// Thread-safe. `run` on the service's executor until `stop()` (and the task's cancellation);
@@ -39,17 +40,20 @@ final class RouteFollower: @unchecked Sendable {
                         lost = false
                     }
                     delayMs = 250
+                    DebugTrace.write("route watch: \(update.listing.route?.sink.name ?? "no route") of "
+                                     + "\(update.listing.snapshot.sinks.map(\.name).joined(separator: ", "))")
                     onUpdate(update)
                 }
                 // Ended without an error: cancelled (the service stops).
                 return
             } catch {
                 if isStopped || Task.isCancelled { return }
+                DebugTrace.write("route watch ended: \(error); again in \(delayMs) ms")
                 if !lost { serviceLog("route changes not followed while the server is away: \(error); following again once it answers") }
                 lost = true
             }
             await pause(milliseconds: delayMs)
-            delayMs = min(delayMs * 2, 5000)
+            delayMs = min(delayMs * 2, Self.longestPauseMs)
         }
     }
 
@@ -63,6 +67,10 @@ final class RouteFollower: @unchecked Sendable {
     func waitClosed(upTo limit: Duration) {
         condition.withLock { closed }?.wait(upTo: limit)
     }
+
+    /// The longest pause between two tries while the server is away, in ms: a try is one
+    /// connect(2) to its socket, refused at once.
+    static let longestPauseMs = 1000
 
     private var isStopped: Bool { condition.withLock { stopped } }
 
