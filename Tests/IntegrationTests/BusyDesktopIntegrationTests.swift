@@ -81,8 +81,13 @@ struct BusyDesktopIntegrationTests {
         // Under ThreadSanitizer the ramp's writes for 100 streams can take longer than the
         // 250 ms the prompt waits for them to come back (CI at 568a4fd: 0 in the first poll,
         // 100 later): when is not measured there, only that the duck lands.
-        #expect(atStart == 100 || ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] != nil,
-                "the prompt was heard with \(atStart.map(String.init) ?? "no poll") of 100 streams ducked")
+        // A server so busy that the duck had not landed 250 ms after the attack is said on
+        // stderr (CI at 3c8a36c, PipeWire, tsan-build alongside: 84 of 100, the 50 ms prompt
+        // took 3.8 s): then only that the duck lands is checked.
+        let late = result.stderr.contains("the server had not applied the duck to")
+        #expect(atStart == 100 || late || ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] != nil,
+                "the prompt was heard with \(atStart.map(String.init) ?? "no poll") of 100 streams ducked, and duckprompt said nothing: \(result.stderr)")
+        if late { print("[\(TestServer.kind)] the server was behind: \(result.stderr)") }
         let restored = try eventually(timeout: 3) { try volumes() == before }
         #expect(restored, "not every pa_cvolume came back exactly")
     }

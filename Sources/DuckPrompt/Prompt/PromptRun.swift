@@ -232,6 +232,13 @@ final class PromptRun {
             // Ramp down while the first stream connects and prefills, corked (or plays its
             // pre-roll).
             let done = try duck.run(toGain: depth, durationMs: options.attackMs, stop: stopRequested)
+            // The server had not applied the whole duck when the prompt went on: said, since
+            // the prompt may then have been heard over streams not yet down.
+            let late = connection.withLock { duck.lateStreams }
+            if done, late > 0 {
+                warnings.append("the server had not applied the duck to \(late) stream(s) "
+                    + "\(Int(DuckSession.echoWait.seconds * 1000)) ms after the attack; the prompt played on (the server is busy)")
+            }
             return done ? .attackDone : .stopped(stopCause)
         case .hold(let part):
             // Hold the duck, following streams that come, change or go, until the last sample

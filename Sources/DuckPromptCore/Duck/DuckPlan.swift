@@ -431,6 +431,9 @@ package struct DuckPlan: Sendable, Equatable {
     /// written again): the server's levels are the ones the plan knows.
     package var isSettled: Bool { entries.allSatisfy { $0.inFlight.isEmpty } }
 
+    /// How many streams have a write in flight, not seen back yet.
+    package var unsettledCount: Int { entries.filter { !$0.inFlight.isEmpty }.count }
+
     /// The final step: every stream at its own volume exactly, and every saved volume left
     /// ducked by an ended stream repaired — unless a live stream of the same key is being
     /// restored anyway (the server saves that one).
