@@ -126,6 +126,7 @@ public final class DuckPromptService: Sendable {
             await follower.run(server: server, prompter: prompter) { update in
                 let route = update.listing.route
                 let sink = route?.sink.name ?? ""
+                DebugTrace.write("service: route \(sink.isEmpty ? "none" : sink), last said \(last.map { $0.isEmpty ? "none" : $0 } ?? "nothing yet")")
                 if last != nil, sink != last {
                     prompter.followRoute(sink)
                     bus.emit("RouteChanged", [.string(sink), .string(route?.classification.kind.rawValue ?? ""),
