@@ -68,6 +68,10 @@ public final class DuckPromptService: Sendable {
     /// `run()` does when the service stops first. Lock held.
     nonisolated(unsafe) private var waiting: [UInt64: Waiting] = [:]
     nonisolated(unsafe) private var nextToken: UInt64 = 0
+    /// Whether a listing of the route's watch is said in `RouteChanged`; lock held.
+    nonisolated(unsafe) private var announcement = RouteAnnouncement()
+    /// How long `run()` waits for the route's first listing before it serves calls.
+    static let firstRouteWaitMs = 1000
     /// The calls as the route's watch last saw them (`CallState`'s value); lock held.
     nonisolated(unsafe) private var calls = CallStatus()
     /// Who asked for the sink to be kept awake (`KeepAwake`): when it leaves the bus, the
@@ -121,23 +125,31 @@ public final class DuckPromptService: Sendable {
         // polling on either server), a signal each time the routed sink changes; followed
         // again after the server went away (`RouteFollower`).
         let follower = RouteFollower()
+        let firstListing = Latch()
         let watching = executor.start { [self] in
-            var last: String? = nil
             await follower.run(server: server, prompter: prompter) { update in
                 let route = update.listing.route
                 let sink = route?.sink.name ?? ""
-                DebugTrace.write("service: route \(sink.isEmpty ? "none" : sink), last said \(last.map { $0.isEmpty ? "none" : $0 } ?? "nothing yet")")
-                if last != nil, sink != last {
+                let (said, last) = lock.withLock { () -> (Bool, String?) in
+                    let before = announcement.last
+                    return (announcement.listed(sink), before)
+                }
+                firstListing.open()
+                DebugTrace.write("service: route \(sink.isEmpty ? "none" : sink), last \(last.map { $0.isEmpty ? "none" : $0 } ?? "nothing yet")\(said ? ": said" : "")")
+                if said {
                     prompter.followRoute(sink)
                     bus.emit("RouteChanged", [.string(sink), .string(route?.classification.kind.rawValue ?? ""),
                                               .string(route?.reason ?? update.listing.routeError?.message ?? "")])
                 }
-                last = sink
                 // CallState, with PropertiesChanged when it changed.
                 lock.withLock { calls = update.listing.calls }
                 bus.setCallState(update.listing.callState)
             }
         }
+        // No call is served before the route is known (RouteAnnouncement), for at most
+        // `firstRouteWaitMs`: a server that does not answer by then does not hold the calls up.
+        firstListing.wait(upTo: .milliseconds(Self.firstRouteWaitMs))
+        lock.withLock { announcement.startServing() }
         let served = Result { try bus.run(idleTimeout: exitIdle) { [self] in
             routeWatchers.isEmpty && !prompter.isKeepingAwake && lock.withLock { records.isEmpty && waiting.isEmpty }
         } }

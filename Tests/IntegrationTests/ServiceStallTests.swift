@@ -134,4 +134,24 @@ extension ServiceIntegrationTests {
                 "\(service.signals) \(trace())")
         #expect(service.stop() == 0)
     }
+
+    @Test("The server killed -9 and started again under a running service: RouteChanged still comes (a headset that appears then takes the route), and Route() agrees")
+    func routeFollowedAfterARestart() throws {
+        let (rig, speaker) = try Rig.defaultSpeaker()
+        // Traced: a failure shows what the service's route watch saw after the restart.
+        let service = try Service(environment: ["DUCKPROMPT_DEBUG": "1"])
+        // As a listener does: subscribed (the monitor), WatchRoute, then the route it starts from.
+        #expect(try service.call("WatchRoute").status == 0)
+        let before = try service.call("Route")
+        #expect(before.stdout.contains("'\(speaker)'"), "\(before.stdout) \(before.stderr)")
+        let server = try FaultIntegrationTests.pulseServerPid()
+        kill(server, SIGKILL)
+        try FaultIntegrationTests.waitServerBack(after: server)
+        let bt = try rig.bluetooth()
+        #expect(eventually(timeout: timeLimit(8)) { service.signals.contains("RouteChanged ('\(bt)', 'bluetooth-a2dp'") },
+                "\(service.signals) \(String(String(decoding: service.process.bytes, as: UTF8.self).suffix(8000)))")
+        let route = try service.call("Route")
+        #expect(route.stdout.contains("'\(bt)', 'bluetooth-a2dp'"), "\(route.stdout) \(route.stderr)")
+        #expect(service.stop() == 0)
+    }
 }
