@@ -23,13 +23,13 @@ let package = Package(
         // pkgConfig, whose libs would link -lespeak-ng into every process. The library is
         // opened with dlopen for `say` alone (Playback/EspeakLibrary.swift).
         .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev"])]),
-        // libpipewire's headers and library, for the C layer below alone.
-        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3",
-                       providers: [.apt(["libpipewire-0.3-dev"])]),
         // The C over libpipewire: a PipeWire node's volumes, each change in order
         // (node_volumes.c), and the default sink's name (default_sink.c); PipeWire/ is its
-        // only caller.
-        .target(name: "CPipeWireNodes", dependencies: ["CPipeWire"]),
+        // only caller. libpipewire's headers (libpipewire-0.3-dev) are where `pkg-config
+        // --cflags libpipewire-0.3` says; not its libs, whose -lpipewire-0.3 would load it in
+        // every process at start: it is opened with dlopen on first use (pw_library.c).
+        .target(name: "CPipeWireNodes",
+                cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-D_REENTRANT"])]),
         // libsystemd's sd-bus, for the library's messages and its session-bus client (MPRIS
         // players and the bench's client of the service, DuckPrompt/Bus/), the service's bus
         // connection and the C vtable below.

@@ -9,6 +9,8 @@
 #include <pipewire/impl-module.h>
 #include <spa/utils/json.h>
 #include <spa/utils/string.h>
+/* Last: routes the libpipewire calls below through the table dlopen filled. */
+#include "pw_library.h"
 
 static const char default_sink_key[] = "default.audio.sink";
 

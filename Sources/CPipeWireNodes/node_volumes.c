@@ -12,6 +12,8 @@
 #include <spa/param/props.h>
 #include <spa/pod/iter.h>
 #include <spa/utils/result.h>
+/* Last: routes the libpipewire calls below through the table dlopen filled. */
+#include "pw_library.h"
 
 static struct watched *find(dp_pw *pw, uint32_t id) {
     struct watched *w;
@@ -96,6 +98,8 @@ static const struct pw_core_events core_events = {
 };
 
 dp_pw *dp_pw_connect(dp_pw_volumes_cb volumes, dp_pw_lost_cb lost, void *userdata, int *error) {
+    int res = dp_pw_library_load();
+    if (res < 0) { *error = res; return NULL; }
     pw_init(NULL, NULL);
     dp_pw *pw = calloc(1, sizeof *pw);
     if (pw == NULL) { *error = -ENOMEM; return NULL; }
