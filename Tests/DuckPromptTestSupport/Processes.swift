@@ -195,10 +195,17 @@ package final class Background: @unchecked Sendable {
     /// (`DUCKPROMPT_DEBUG=1`), a state it reports. Looks again at each chunk it writes.
     /// - Returns: whether it did.
     package func waitForOutput(containing text: String, timeout: Double) -> Bool {
+        waitForOutput(timeout: timeout) { $0.contains(text) }
+    }
+
+    /// Waits until what it wrote satisfies `condition` (at most `timeout` s): a sequence of
+    /// events it reports. Looks again at each chunk it writes.
+    /// - Returns: whether it did.
+    package func waitForOutput(timeout: Double, where condition: (String) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let now = bytes
-            if String(decoding: now, as: UTF8.self).contains(text) { return true }
+            if condition(String(decoding: now, as: UTF8.self)) { return true }
             guard waitForBytes(moreThan: now.count, until: deadline) else { return false }
         }
     }

@@ -41,6 +41,19 @@ package final class Rig {
     /// A null sink with no device properties (a virtual sink); its name.
     package func bareNullSink() throws -> String { try nullSink("null", [:]) }
 
+    /// A null sink of the rig's own (no device properties), made on the first call, whose volume
+    /// an event watch sets back and forth to see how far the server's events have come
+    /// (`VolumeEvents`); its name and index.
+    /// - Throws: `TestFailure` when pactl fails.
+    package func probeSink() throws -> (name: String, index: Int) {
+        if let probe { return probe }
+        let name = try nullSink("probe", [:])
+        guard let index = try Pactl.sinkIndex(name) else { throw TestFailure("no sink \(name) after loading it") }
+        probe = (name, index)
+        return (name, index)
+    }
+    private var probe: (name: String, index: Int)?
+
     /// A null sink `dp_KIND_TAG` with `properties`, unloaded with the rig; its name.
     private func nullSink(_ kind: String, _ properties: [String: String]) throws -> String {
         let name = "dp_\(kind)_\(tag)"

@@ -80,6 +80,14 @@ package enum Pactl {
         }?["index"] as? Int
     }
 
+    /// The index of the sink named `name`; nil when there is none.
+    /// - Throws: `TestFailure` when pactl fails; JSONSerialization's error for bad JSON.
+    package static func sinkIndex(_ name: String) throws -> Int? {
+        let text = try run(["pactl", "--format=json", "list", "sinks"]).stdout
+        let sinks = (try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]) ?? []
+        return sinks.first { $0["name"] as? String == name }?["index"] as? Int
+    }
+
     /// `pactl get-default-sink`.
     package static func defaultSink() throws -> String {
         try run(["pactl", "get-default-sink"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)

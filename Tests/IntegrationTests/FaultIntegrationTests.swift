@@ -144,7 +144,7 @@ struct FaultIntegrationTests {
         #expect(unreachable.stderr.contains("could not restore 1 journal"), "\(unreachable.stderr)")
         #expect(!Self.journals().isEmpty)
 
-        // 20 s of stall in all, then the server goes on.
+        // 20 s of stall in all, then the server goes on. (The scenario's length, not a wait for an event.)
         Thread.sleep(forTimeInterval: max(0, 20 - Date().timeIntervalSince(stopped)))
         kill(server, SIGCONT)
         #expect(eventually(timeout: 5) { (try? run(["pactl", "info"], check: false).status) == 0 })
@@ -169,11 +169,13 @@ struct FaultIntegrationTests {
         let index = try #require(try Pactl.index(ofApp: app))
         let original = [45000, 52000], user = [30000, 20000]
         let prompt = try DuckIntegrationTests.prompt(seconds: 0.3)
-        // One run watched with pactl finds when the attack and the release begin after launch;
-        // the rounds then only sleep: a pactl client every few ms keeps pipewire-pulse and
-        // WirePlumber busy and stretches the time a volume write takes to land.
+        // One run watched with pactl (a read at each change it reports) finds when the attack
+        // and the release begin after launch; the rounds then only sleep: a pactl client every
+        // few ms keeps pipewire-pulse and WirePlumber busy and stretches the time a volume write
+        // takes to land.
         try Pactl.call("set-sink-input-volume", "\(index)", "\(original[0])", "\(original[1])")
-        var timing = try Self.rampTimes(prompt: prompt, app: app, original: original[0])
+        var timing = try Self.rampTimes(prompt: prompt, rig: rig, index: index, app: app, original: original[0])
+        let watched = timing
         var generator = SystemRandomNumberGenerator()
         var failures: [String] = []
         var unseen: [String] = []
@@ -188,7 +190,8 @@ struct FaultIntegrationTests {
             // DUCKPROMPT_DEBUG: its trace shows every sink-input info it received.
             let run = try Background([duckpromptBinary, "play", prompt], environment: ["DUCKPROMPT_DEBUG": "1"],
                                      captureStderr: true)
-            // A random point of the ramp (the attack takes 200 ms, the release 500 ms).
+            // A random point of the ramp (the attack takes 200 ms, the release 500 ms): the
+            // moment the scenario makes the user's change at, not a wait for an event.
             let at = phase == .attack ? timing.attack + Double.random(in: 0...0.18, using: &generator)
                                       : timing.release + Double.random(in: 0...0.45, using: &generator)
             Thread.sleep(forTimeInterval: max(0, at - Date().timeIntervalSince(launched)))
@@ -222,7 +225,8 @@ struct FaultIntegrationTests {
             // Not the user's value itself: the change was made while the duck had a gain.
             if final != user { inRamp += 1 }
         }
-        print("[\(TestServer.kind)] \(phase): \(inRamp) of 20 changes inside the ramp, \(unseen.count) unseen, \(failures.count) lost")
+        print("[\(TestServer.kind)] \(phase): \(inRamp) of 20 changes inside the ramp, \(unseen.count) unseen, \(failures.count) lost "
+              + "(the watched run: attack at \(watched.attack) s, release at \(watched.release) s; the last run's trace: \(timing))")
         #expect(inRamp >= 10, "\(phase): only \(inRamp) of 20 changes fell inside the ramp (timing \(timing))")
         #expect(failures.isEmpty, "\(phase): the user's change \(user) was seen and not kept (original \(original)): \(failures)")
         // PulseAudio applies a volume as it reads the request, and duckprompt reads each stream
@@ -264,23 +268,27 @@ struct FaultIntegrationTests {
     }
 
     /// When the attack and the release of a prompt begin, in seconds after its launch, read
-    /// off one run by polling the stream's volume every 20 ms.
-    static func rampTimes(prompt: String, app: String, original: Int) throws -> (attack: Double, release: Double) {
+    /// off one run of it: the volume of sink-input `index` (`app`'s) read at each change
+    /// `pactl subscribe` showed of it (`VolumeEvents`), the time its event came.
+    static func rampTimes(prompt: String, rig: Rig, index: Int, app: String,
+                          original: Int) throws -> (attack: Double, release: Double) {
+        let watch = try VolumeEvents(rig: rig, sinkInput: index) { try Pactl.volume(ofApp: app) }
         let launched = Date()
         let run = try Background([duckpromptBinary, "play", prompt], captureStderr: true)
+        _ = run.wait(timeout: timeLimit(10))
+        let readings = try watch.readings()
         var attack: Double? = nil, release: Double? = nil
         var lowest = original
-        while release == nil && Date().timeIntervalSince(launched) < 8 {
-            let now = try Pactl.volume(ofApp: app)?.first ?? original
-            let t = Date().timeIntervalSince(launched)
+        for reading in readings where release == nil {
+            guard let now = reading.volume?.first else { continue }
+            let t = reading.at.timeIntervalSince(launched)
             if attack == nil, now < original { attack = t }
             if now < lowest { lowest = now } else if now > lowest + 200 && lowest < original / 2 { release = t }
-            Thread.sleep(forTimeInterval: 0.02)
         }
-        _ = run.wait(timeout: timeLimit(10))
-        guard let attack, let release else { throw TestFailure("no attack or release seen in a watched run") }
-        // Each was seen up to one poll late.
-        return (max(0, attack - 0.03), max(0, release - 0.03))
+        guard let attack, let release else {
+            throw TestFailure("no attack or release seen in a watched run: \(readings)")
+        }
+        return (attack, release)
     }
 
     @Test("Three prompts queued at once play one after another, and the music stays ducked between them; exact after the last")

@@ -69,21 +69,37 @@ struct LabIntegrationTests {
     func podcastBesidePrompt() throws {
         let podcast = try SpokenWordIntegrationTests.track(genre: "Podcast", hertz: 440)
         let prompt = try TestAudio.sine("lab-prompt.wav", hertz: 880, seconds: 1.5)
-        // mpv (with mpv-mpris) on the lab's bus; the prompt once its MPRIS name and its stream
-        // are there.
+        // mpv (with mpv-mpris) on the lab's bus; the prompt once its MPRIS name is there, it
+        // says Playing and its stream is uncorked; after the prompt, until its stream is
+        // uncorked again (resumed). Each looked at again at each sink-input event that
+        // `pactl subscribe` shows (once it shows a client of ours come and go), at most 10 s
+        // apart: exit 70 when one does not come (and play's status when it fails).
         let script = #"""
+            fifo=$(mktemp -u) && mkfifo "$fifo" || exit 70
+            pactl subscribe > "$fifo" & events=$!
+            exec 3< "$fifo"
+            rm "$fifo"
+            for _ in $(seq 20); do pactl info > /dev/null; read -r -t 0.25 line <&3 && break; done
+            [ -n "${line:-}" ] || { echo "pactl subscribe showed nothing" >&2; exit 70; }
+            next_stream_event() {
+                while read -r -t 10 line <&3; do
+                    case $line in *"on sink-input #"*) return 0;; esac
+                done
+                return 1
+            }
+            uncorked() { LC_ALL=C pactl list sink-inputs | grep -q 'Corked: no'; }
+            playing() {
+                gdbus call --session -d org.mpris.MediaPlayer2.mpv -o /org/mpris/MediaPlayer2 \
+                    -m org.freedesktop.DBus.Properties.Get org.mpris.MediaPlayer2.Player PlaybackStatus | grep -q Playing
+            }
             mpv --no-video --ao=pulse --no-terminal --really-quiet --idle=no "$1" & player=$!
-            for _ in $(seq 100); do
-                gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus                     -m org.freedesktop.DBus.ListNames | grep -q org.mpris.MediaPlayer2.mpv                     && pactl list short sink-inputs | grep -q . && break
-                sleep 0.1
-            done
-            sleep 0.5
-            "$2" play "$3"; status=$?
-            sleep 0.5
-            kill $player
-            exit $status
+            trap 'kill $player $events 2> /dev/null' EXIT
+            gdbus wait --session --timeout 10 org.mpris.MediaPlayer2.mpv || { echo "mpv: no MPRIS name" >&2; exit 70; }
+            until playing && uncorked; do next_stream_event || { echo "mpv did not play" >&2; exit 70; }; done
+            "$2" play "$3" || exit
+            until uncorked; do next_stream_event || { echo "mpv was not resumed" >&2; exit 70; }; done
             """#
-        let lab = try Self.lab([], ["sh", "-c", script, "sh", podcast, duckpromptBinary, prompt])
+        let lab = try Self.lab([], ["bash", "-c", script, "bash", podcast, duckpromptBinary, prompt])
         #expect(lab.result.status == 0, "\(lab.result.stderr)")
         #expect(lab.prompts.count == 1, "\(lab.summary) \(lab.result.stderr)")
         let heard = try #require(lab.prompts.first)

@@ -106,6 +106,7 @@ struct SpokenWordIntegrationTests {
         #expect(music.busName.hasPrefix("org.mpris.MediaPlayer2.mpv"), "\(music.busName)")
         let podcastVolume = try #require(try podcast.volume())
         let musicVolume = try #require(try music.volume())
+        let musicWatch = try PlayerWatch(music)
 
         let prompt = try Background([duckpromptBinary, "play", "-v", try DuckIntegrationTests.prompt(seconds: 2)],
                                     captureStderr: true)
@@ -124,9 +125,9 @@ struct SpokenWordIntegrationTests {
         print("[\(TestServer.kind)] music ducked \(depth) dB beside the paused podcast")
         #expect(depth.allSatisfy { abs($0 + 20) <= 1 }, "music ducked \(depth) dB")
         #expect(try podcast.volume() == podcastVolume, "the paused podcast was ducked as well")
-        var musicStates = try music.statuses(while: prompt)
         let stderr = Self.finished(prompt)
-        musicStates.insert(try music.status())
+        // Every status it announced since before the prompt, and the one it has now.
+        let musicStates = Set(try musicWatch.statuses() + [try music.status()])
         #expect(musicStates == ["Playing"], "the music was not playing throughout: \(musicStates)")
         #expect(try music.volume() == musicVolume, "the music is not back exactly")
         #expect(try eventually(timeout: 1) { try podcast.status() == "Playing" }, "the podcast was not resumed")
@@ -146,7 +147,7 @@ struct SpokenWordIntegrationTests {
         try podcast.pause()
         #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "Pause did not take")
         let before = try podcast.positionSeconds()
-        let starts = try StartCallWatch(podcast)
+        let starts = try PlayerWatch(podcast)
 
         let result = try run([duckpromptBinary, "play", "-v", "--release-ms", "0",
                               try DuckIntegrationTests.prompt(seconds: 1.5)], check: false)
@@ -200,21 +201,19 @@ struct SpokenWordIntegrationTests {
         kill(first.process.processIdentifier, SIGKILL)
         _ = first.wait(timeout: 5)
 
+        let watch = try PlayerWatch(podcast)
+        let volumes = try VolumeEvents(rig: rig, sinkInput: try #require(try podcast.index())) { try podcast.volume() }
         let next = try Background([duckpromptBinary, "play", "-v", file], captureStderr: true)
-        var states: Set<String> = []
-        var volumes: Set<[Int]> = []
-        // Until it plays again: then the next prompt has resumed it, at its release.
-        while next.process.isRunning {
-            let now = try podcast.status()
-            if now == "Playing" && !states.isEmpty { break }
-            states.insert(now)
-            if let volume = try podcast.volume() { volumes.insert(volume) }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
         let stderr = Self.finished(next)
-        #expect(states == ["Paused"], "the podcast played during the next prompt: \(states)")
-        #expect(volumes == [original], "the podcast was ducked: \(volumes)")
-        #expect(try eventually(timeout: 1) { try podcast.status() == "Playing" }, "not resumed after the next prompt")
+        // Every status the podcast announced and every volume its stream had from before the
+        // next prompt on: paused until that prompt resumed it (at its release), never ducked.
+        // (mpv announces Playing a moment after it answered the Play.)
+        #expect(watch.waitForStatuses(["Paused", "Playing"], timeout: timeLimit(1)), "not resumed after the next prompt")
+        let states = PlayerWatch.folded(["Paused"] + (try watch.statuses()))
+        #expect(states == ["Paused", "Playing"], "the podcast played during the next prompt, or was not resumed after it: \(states)")
+        let seen = Set(try volumes.readings().map { $0.volume ?? [] })
+        #expect(seen.isSubset(of: [original]), "the podcast was ducked: \(seen)")
+        #expect(try podcast.volume() == original)
         #expect(Self.lines(stderr, startingWith: "duckprompt: resumed: ").count == 1, "\(stderr)")
         #expect(!stderr.contains("died mid-prompt: resumed"), "the recovery resumed it before the prompt: \(stderr)")
     }
@@ -252,15 +251,16 @@ struct SpokenWordIntegrationTests {
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         let original = try #require(try podcast.volume())
 
+        let watch = try PlayerWatch(podcast)
         let prompt = try Background([duckpromptBinary, "play", "-v", "--no-pause",
                                      try DuckIntegrationTests.prompt(seconds: 1.5)], captureStderr: true)
         let ducked = try eventually(timeout: 3) {
             try podcast.isDucked(from: original)
         }
         #expect(ducked, "the podcast was not ducked: \(podcast.state)")
-        var states = try podcast.statuses(while: prompt)
         let stderr = Self.finished(prompt)
-        states.insert(try podcast.status())
+        // Every status it announced since before the prompt, and the one it has now.
+        let states = Set(try watch.statuses() + [try podcast.status()])
         #expect(states == ["Playing"], "the podcast was not playing throughout: \(states)")
         #expect(try podcast.volume() == original, "not back exactly")
         #expect(Self.lines(stderr, startingWith: "duckprompt: paused: ").isEmpty, "\(stderr)")
@@ -277,18 +277,17 @@ struct SpokenWordIntegrationTests {
         try Data(#"{"players": [{"match": "mpv", "action": "ignore"}]}"#.utf8)
             .write(to: home.appendingPathComponent("duckprompt/config.json"))
 
+        let watch = try PlayerWatch(podcast)
+        let volumes = try VolumeEvents(rig: rig, sinkInput: try #require(try podcast.index())) { try podcast.volume() }
         let prompt = try Background([duckpromptBinary, "play", "-v", "--no-pause", try DuckIntegrationTests.prompt(seconds: 1.5)],
                                     environment: ["XDG_CONFIG_HOME": home.path], captureStderr: true)
-        var states: Set<String> = [], volumes: Set<[Int]> = []
-        let deadline = Date().addingTimeInterval(timeLimit(10))
-        while prompt.process.isRunning && Date() < deadline {
-            states.insert(try podcast.status())
-            if let volume = try podcast.volume() { volumes.insert(volume) }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
         let stderr = Self.finished(prompt)
+        // Every status it announced and every volume its stream had since before the prompt,
+        // and those it has now.
+        let states = Set(try watch.statuses() + [try podcast.status()])
         #expect(states == ["Playing"], "the ignored player was paused: \(states)")
-        #expect(volumes == [original], "the ignored player was ducked: \(volumes), from \(original)")
+        let seen = Set(try volumes.readings().map { $0.volume ?? [] } + [try podcast.volume() ?? []])
+        #expect(seen == [original], "the ignored player was ducked: \(seen), from \(original)")
         #expect(Self.lines(stderr, startingWith: "duckprompt: left alone: ").first?.contains("config rule 'mpv'") == true,
                 "\(stderr)")
     }
@@ -322,7 +321,7 @@ struct SpokenWordIntegrationTests {
         let (rig, podcast) = try Self.podcastOnSpeaker()
         defer { podcast.stop(); withExtendedLifetime(rig) {} }
         try podcast.waitPosition(atLeast: 2.5)
-        let starts = try StartCallWatch(podcast)
+        let starts = try PlayerWatch(podcast)
 
         let prompt = try Background([duckpromptBinary, "play", "-v", "--release-ms", "0",
                                      try DuckIntegrationTests.prompt(seconds: 1.5)], captureStderr: true)
@@ -387,23 +386,22 @@ struct SpokenWordIntegrationTests {
         try podcast.waitPosition(atLeast: 2.5)
 
         let file = try DuckIntegrationTests.prompt(seconds: 0.8)
+        let watch = try PlayerWatch(podcast)
         let prompts = try (0..<3).map { _ in
             try Background([duckpromptBinary, "play", "-v", "--release-ms", "0", file], captureStderr: true)
         }
         #expect(try eventually(timeout: 3) { try podcast.status() == "Paused" }, "the podcast was not paused")
         let pausedAt = try podcast.positionSeconds()
-        // Between the prompts (each hands the duck to the next) it must never play: the first
-        // time it plays again is after the last prompt, and it is not paused again after that.
-        let resumed = try podcast.positionOnceResumed(timeout: timeLimit(15))
-        var after: Set<String> = []
-        while prompts.contains(where: { $0.process.isRunning }) {
-            after.insert(try podcast.status())
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        // The position as soon as it announces that it plays again.
+        let resumed = watch.waitForStatuses(["Playing", "Paused", "Playing"], timeout: timeLimit(15))
+            ? try podcast.positionSeconds() : nil
         let outputs = prompts.map { ($0.wait(timeout: timeLimit(10)), String(decoding: $0.bytes, as: UTF8.self)) }
         for (status, stderr) in outputs { #expect(status == 0, "\(stderr)") }
         let resumedAt = try #require(resumed, "not resumed after the last prompt")
-        #expect(after.isSubset(of: ["Playing"]), "paused again after it played: \(after)")
+        // Between the prompts (each hands the duck to the next) it never played: paused once and
+        // played again once, after the last prompt, and not paused again after that.
+        let states = PlayerWatch.folded(["Playing"] + (try watch.statuses()))
+        #expect(states == ["Playing", "Paused", "Playing"], "played between the prompts, or paused again after: \(states)")
         let all = outputs.map(\.1).joined()
         // Resumed only by the last prompt: the other two handed the duck over without a resume.
         #expect(Self.lines(all, startingWith: "duckprompt: resumed: ").count == 1, "resumed once: \(all)")
@@ -558,18 +556,6 @@ private struct MPVPlayer {
         }
     }
 
-    /// Every `PlaybackStatus` seen every 50 ms while `prompt` runs (at most `timeLimit(10)`:
-    /// a hung prompt is killed by the caller's wait).
-    func statuses(while prompt: Background) throws -> Set<String> {
-        var states: Set<String> = []
-        let deadline = Date().addingTimeInterval(timeLimit(10))
-        while prompt.process.isRunning && Date() < deadline {
-            states.insert(try status())
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return states
-    }
-
     /// The position read as soon as `PlaybackStatus` is `Playing` (polled every 20 ms), nil
     /// when it is not within `timeout`.
     func positionOnceResumed(timeout: Double) throws -> Double? {
@@ -609,6 +595,9 @@ private struct MPVPlayer {
     }
 
     func corked() throws -> Bool? { try sinkInput()?["corked"] as? Bool }
+
+    /// Its sink-input's index; nil when it has none.
+    func index() throws -> Int? { try sinkInput()?["index"] as? Int }
 
     /// Whether every channel of its stream is under half of `original` (-20 dB of a
     /// `pa_volume_t` is x0.464): ducked.
@@ -715,21 +704,25 @@ private final class FlatpakSandbox {
     }
 }
 
-/// The calls that would start a player (`Play`, `PlayPause` on `org.mpris.MediaPlayer2.Player`)
-/// as the session bus routes them (`dbus-monitor`), from the watch's start on: what a late
-/// Play would be, seen without waiting for the player to show it.
-private final class StartCallWatch {
+/// What the session bus shows of a player from the watch's start on (`dbus-monitor`): the calls
+/// that would start it (`Play`, `PlayPause` on `org.mpris.MediaPlayer2.Player`: a late Play is
+/// seen without waiting for the player to show it), and every `PlaybackStatus` it announces
+/// (`PropertiesChanged`), so that a state it held for a moment is not missed between two reads.
+private final class PlayerWatch {
     private let monitor: Background
     private let player: MPVPlayer
 
-    /// Starts `dbus-monitor` and returns once it sees calls: a `Ping` sent before it became a
-    /// monitor is not shown, so one is sent again until one comes through (CI at 0c63c80 under
-    /// ThreadSanitizer: the first was missed, "dbus-monitor saw no call").
+    /// Starts `dbus-monitor` and returns once it shows the player's replies: a `Ping` sent before
+    /// it became a monitor is not shown, so one is sent again until one comes through (CI at
+    /// 0c63c80 under ThreadSanitizer: the first was missed, "dbus-monitor saw no call").
     init(_ player: MPVPlayer) throws {
         self.player = player
         monitor = try Background(["stdbuf", "-oL", "dbus-monitor", "--session",
                                   "type='method_call',interface='org.mpris.MediaPlayer2.Player'",
-                                  "type='method_call',interface='org.freedesktop.DBus.Peer',member='Ping'"])
+                                  "type='method_call',interface='org.freedesktop.DBus.Peer',member='Ping'",
+                                  "type='signal',sender='\(player.busName)',path='/org/mpris/MediaPlayer2',"
+                                      + "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'",
+                                  "type='method_return',sender='\(player.busName)'"])
         let deadline = Date().addingTimeInterval(timeLimit(5))
         var seen = false
         while !seen && Date() < deadline { seen = try marker(timeout: 0.25) }
@@ -741,24 +734,67 @@ private final class StartCallWatch {
 
     deinit { monitor.stop() }
 
-    /// How many `Ping`s the monitor has shown.
-    private var pingsShown: Int {
-        String(decoding: monitor.bytes, as: UTF8.self).components(separatedBy: "member=Ping").count - 1
+    private var text: String { String(decoding: monitor.bytes, as: UTF8.self) }
+
+    /// The `Ping`s the monitor has shown: who sent each, and its serial.
+    private static func pings(in text: String) -> [(sender: Substring, serial: Substring)] {
+        text.matches(of: /method call time=\S+ sender=(\S+) -> destination=\S+ serial=(\d+) path=\S+; interface=org\.freedesktop\.DBus\.Peer; member=Ping/)
+            .map { ($0.output.1, $0.output.2) }
     }
 
-    /// Sends `Peer.Ping` to the player and waits until the monitor has shown it: the bus routes
-    /// in order, so every call made before is in the output by then.
+    /// Sends `Peer.Ping` to the player and waits until the monitor has shown the player's reply:
+    /// the player sends it after every signal it sent before, and the bus keeps the order of one
+    /// sender's messages, so all the player announced until now is in the output by then.
     private func marker(timeout: Double = timeLimit(5)) throws -> Bool {
-        let before = pingsShown
+        let before = Self.pings(in: text).count
         _ = try MPVPlayer.gdbus(["-d", player.busName, "-o", "/org/mpris/MediaPlayer2", "-m", "org.freedesktop.DBus.Peer.Ping"])
-        return eventually(timeout: timeout) { pingsShown > before }
+        return monitor.waitForOutput(timeout: timeout) { text in
+            guard let ping = Self.pings(in: text).dropFirst(before).first else { return false }
+            return text.split(separator: "\n").contains {
+                $0.hasPrefix("method return ") && $0.contains(" -> destination=\(ping.sender) ")
+                    && $0.hasSuffix(" reply_serial=\(ping.serial)")
+            }
+        }
     }
 
     /// The `Play` and `PlayPause` calls made since the watch started, as dbus-monitor shows them.
     /// - Throws: `TestFailure` when the monitor stopped showing calls.
     func startCalls() throws -> [String] {
         guard try marker() else { throw TestFailure("dbus-monitor stopped showing calls") }
-        return String(decoding: monitor.bytes, as: UTF8.self).split(separator: "\n")
+        return text.split(separator: "\n")
             .filter { $0.contains("interface=org.mpris.MediaPlayer2.Player; member=Play") }.map(String.init)
+    }
+
+    /// Every `PlaybackStatus` the player announced since the watch started, in order.
+    /// - Throws: `TestFailure` when the monitor stopped showing the player.
+    func statuses() throws -> [String] {
+        guard try marker() else { throw TestFailure("dbus-monitor stopped showing the player") }
+        return Self.statuses(in: text)
+    }
+
+    /// Waits until the statuses announced, after `first` (the one it had as the watch started)
+    /// and with repeats folded, begin with `states` (`first` included); at most `timeout` s.
+    /// - Returns: whether they did.
+    func waitForStatuses(_ states: [String], timeout: Double) -> Bool {
+        monitor.waitForOutput(timeout: timeout) { text in
+            Self.folded(Array(states.prefix(1)) + Self.statuses(in: text)).starts(with: states)
+        }
+    }
+
+    /// The `PlaybackStatus` values of the `PropertiesChanged` signals in dbus-monitor's output
+    /// (each message begins at an unindented line; replies to `GetAll` name it too).
+    static func statuses(in text: String) -> [String] {
+        var messages: [String] = []
+        for line in text.split(separator: "\n") {
+            if line.first == " " { messages[messages.count - 1] += "\n" + line } else { messages.append(String(line)) }
+        }
+        return messages.filter { $0.hasPrefix("signal ") && $0.contains("member=PropertiesChanged") }.compactMap {
+            $0.firstMatch(of: /string "PlaybackStatus"\s+variant\s+string "(\w+)"/).map { String($0.output.1) }
+        }
+    }
+
+    /// `states` with each run of one state folded into one.
+    static func folded(_ states: [String]) -> [String] {
+        states.reduce(into: []) { if $0.last != $1 { $0.append($1) } }
     }
 }
