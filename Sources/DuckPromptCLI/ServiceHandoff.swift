@@ -9,8 +9,9 @@ import Glibc
 /// `SessionBusClient`.
 ///
 /// Order: as soon as the command line is read, a thread looks for the service (`Lookup`): when a
-/// session bus is there, one `GetNameOwner` of the service's name (none: the command plays the
-/// prompt itself) and its `Server` property (another sound server than the command's: itself).
+/// session bus is there and `serve` left its mark, one `Get` of the `Server` property from the
+/// service's name, never activating it (no owner: the command plays the prompt itself; another
+/// sound server than the command's: itself too); the reply's sender is the owner.
 /// Meanwhile the options are validated and the audio opened and checked here, as the
 /// command's own path does (so a bad option or file gets the same message and status, and no
 /// prompt is asked of the service); then, subscribed first to the
