@@ -13,7 +13,7 @@ package enum TestServer {
     package static func requireServer() throws {
         guard kind == "pipewire" || kind == "pulseaudio" else {
             throw TestFailure("integration tests need a private server: run them through Scripts/test (or "
-                              + "duckprompt lab --device none --no-listen -- swift test --filter IntegrationTests)")
+                              + ".build/debug/duckprompt lab --device none --no-listen --no-service -- swift test --skip-build --no-parallel --filter IntegrationTests)")
         }
     }
 }
