@@ -15,10 +15,16 @@ let package = Package(
         .executable(name: "duckprompt-bench", targets: ["duckprompt-bench"]),
     ],
     targets: [
-        .systemLibrary(name: "CPulseAudio", pkgConfig: "libpulse",
-                       providers: [.apt(["libpulse-dev"])]),
-        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
-                       providers: [.apt(["libsndfile1-dev"])]),
+        // A system library opened with dlopen on first use, its calls looked up into a table
+        // (dynamic_library.c): for the three below, none of which is linked.
+        .target(name: "CDynamicLibrary"),
+        // libpulse's headers (libpulse-dev) and its calls through a table filled on first use,
+        // not its libs, whose -lpulse would load it and 10 more libraries at every exec, also in
+        // a command that hands its prompt to a running service and never calls it (issue 35).
+        .target(name: "CPulseAudio", dependencies: ["CDynamicLibrary"]),
+        // libsndfile's header (libsndfile1-dev) and its calls, opened likewise when a file is
+        // first read (its 7 codec libraries with it).
+        .target(name: "CSndFile", dependencies: ["CDynamicLibrary"]),
         // libespeak-ng's header only (/usr/include/espeak-ng, from libespeak-ng-dev): no
         // pkgConfig, whose libs would link -lespeak-ng into every process. The library is
         // opened with dlopen for `say` alone (Playback/EspeakLibrary.swift).
@@ -28,7 +34,7 @@ let package = Package(
         // only caller. libpipewire's headers (libpipewire-0.3-dev) are where `pkg-config
         // --cflags libpipewire-0.3` says; not its libs, whose -lpipewire-0.3 would load it in
         // every process at start: it is opened with dlopen on first use (pw_library.c).
-        .target(name: "CPipeWireNodes",
+        .target(name: "CPipeWireNodes", dependencies: ["CDynamicLibrary"],
                 cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-D_REENTRANT"])]),
         // libsystemd's sd-bus, for the library's messages and its session-bus client (MPRIS
         // players and the bench's client of the service, DuckPrompt/Bus/), the service's bus

@@ -4,6 +4,7 @@
 #include "pw_client.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,8 +99,11 @@ static const struct pw_core_events core_events = {
 };
 
 dp_pw *dp_pw_connect(dp_pw_volumes_cb volumes, dp_pw_lost_cb lost, void *userdata, int *error) {
-    int res = dp_pw_library_load();
-    if (res < 0) { *error = res; return NULL; }
+    if (dp_pw_library_load() == NULL) {
+        if (getenv("PIPEWIRE_DEBUG") != NULL) fprintf(stderr, "duckprompt: %s\n", dp_pw_library_error());
+        *error = -ELIBACC;
+        return NULL;
+    }
     pw_init(NULL, NULL);
     dp_pw *pw = calloc(1, sizeof *pw);
     if (pw == NULL) { *error = -ENOMEM; return NULL; }

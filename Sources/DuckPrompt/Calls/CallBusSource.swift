@@ -163,7 +163,7 @@ package enum CallBusSource: CaseIterable, Sendable {
             // A call deleted since the modem listed it is left out.
             let value = try? bus.property("State", of: name, path: path, interface: Self.modemCallInterface,
                                           timeoutMs: timeoutMs, autoStart: false)
-            guard case .int32(let state)?? = value else { return nil }
+            guard case .int32(let state)? = value else { return nil }
             return (path, CallStateMapping.modemManager(state))
         }
     }

@@ -158,7 +158,7 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
                     try? POSIX.close(fd)
                     throw error
                 }
-                handle = sf_open_fd(fd, Int32(SFM_READ), &info, 0)
+                handle = libsndfile.sf_open_fd(fd, Int32(SFM_READ), &info, 0)
                 if handle == nil { try? POSIX.close(fd) }
             } else {
                 // A FIFO (or /dev/stdin, a process substitution), opened above with O_NONBLOCK
@@ -177,10 +177,10 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
             }
         }
         guard let handle else {
-            let reason = String(String(cString: sf_strerror(nil)).trimming { ". \n".contains($0) })
+            let reason = String(String(libraryString: libsndfile.sf_strerror(nil)).trimming { ". \n".contains($0) })
             // A format libsndfile reads, whose headers do not add up: half of an Opus file
             // whose first audio page is cut, a CAF cut anywhere.
-            if sf_error(nil) == Int32(SF_ERR_MALFORMED_FILE) {
+            if libsndfile.sf_error(nil) == Int32(SF_ERR_MALFORMED_FILE) {
                 throw DuckPromptError(.unsupportedData, "\(label): damaged or truncated (libsndfile: \(reason))")
             }
             throw DuckPromptError(.unsupportedData,
@@ -194,7 +194,7 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
         streamFormat = StreamSampleFormat.forLibsndfile(format: info.format)
         var format = SF_FORMAT_INFO()
         format.format = info.format & Int32(SF_FORMAT_TYPEMASK)
-        if sf_command(handle, Int32(SFC_GET_FORMAT_INFO), &format, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
+        if libsndfile.sf_command(handle, Int32(SFC_GET_FORMAT_INFO), &format, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
            let name = format.name {
             formatName = String(cString: name)
         } else {
@@ -218,7 +218,7 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
     static let tailFrames = 4096
 
     static func errorText(_ handle: OpaquePointer) -> String {
-        String(String(cString: sf_strerror(handle)).trimming { ". \n".contains($0) })
+        String(String(libraryString: libsndfile.sf_strerror(handle)).trimming { ". \n".contains($0) })
     }
 
     /// The error for a path that `open(2)` or `fstat(2)` refused with `code`.
@@ -231,7 +231,7 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
     }
 
     deinit {
-        if let file { sf_close(file) }
+        if let file { _ = libsndfile.sf_close(file) }
         if let descriptor { try? POSIX.close(descriptor) }
     }
 
@@ -239,7 +239,7 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
     /// - Returns: frames read; 0 at the end. libsndfile: `sf_readf_float`.
     public func read(into buffer: UnsafeMutablePointer<Float>, frames count: Int) -> Int {
         guard let file, count > 0 else { return 0 }
-        return Int(sf_readf_float(file, buffer, sf_count_t(count)))
+        return Int(libsndfile.sf_readf_float(file, buffer, sf_count_t(count)))
     }
 
     /// A regular file's size in bytes, as opened; nil for audio read into memory.
@@ -281,17 +281,17 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
     public var duration: Double { Double(frames) / Double(rate) }
 
     /// libsndfile's version string (`sf_version_string`).
-    public static var libraryVersion: String { String(cString: sf_version_string()) }
+    public static var libraryVersion: String { String(libraryString: libsndfile.sf_version_string()) }
 
     /// The container formats the installed libsndfile reads, by name
     /// (`SFC_GET_FORMAT_MAJOR_COUNT`, `SFC_GET_FORMAT_MAJOR`).
     public static let readableFormats: [String] = {
         var count: Int32 = 0
-        sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR_COUNT), &count, Int32(MemoryLayout<Int32>.size))
+        _ = libsndfile.sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR_COUNT), &count, Int32(MemoryLayout<Int32>.size))
         return (0..<count).compactMap { i in
             var info = SF_FORMAT_INFO()
             info.format = i
-            sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size))
+            _ = libsndfile.sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size))
             guard let ext = info.extension, let name = info.name else { return nil }
             return "\(String(cString: name)) (.\(String(cString: ext)))"
         }
@@ -335,7 +335,7 @@ final class MemoryFile: @unchecked Sendable {
             tell: { userdata in
                 sf_count_t(Unmanaged<MemoryFile>.fromOpaque(userdata!).takeUnretainedValue().offset)
             })
-        return sf_open_virtual(&io, Int32(SFM_READ), &info, Unmanaged.passUnretained(self).toOpaque())
+        return libsndfile.sf_open_virtual(&io, Int32(SFM_READ), &info, Unmanaged.passUnretained(self).toOpaque())
     }
 }
 

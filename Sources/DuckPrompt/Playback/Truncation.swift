@@ -20,7 +20,7 @@ extension AudioSource {
     ///   truncation. Then `sf_seek` back to frame 0.
     static func truncation(in handle: OpaquePointer, info: SF_INFO) -> String? {
         var buffer = [CChar](repeating: 0, count: 16384)
-        sf_command(handle, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
+        _ = libsndfile.sf_command(handle, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
         let log = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if let (promised, held) = truncation(inLog: log) {
             return "its header promises \(promised) bytes, the file holds \(held)"
@@ -42,23 +42,23 @@ extension AudioSource {
         let frames = Int64(info.frames)
         let start = max(0, frames - Int64(tailFrames))
         var chunk = [Float](repeating: 0, count: 1024 * Int(info.channels))
-        let position = sf_seek(handle, sf_count_t(start), SEEK_SET)
+        let position = libsndfile.sf_seek(handle, sf_count_t(start), SEEK_SET)
         guard position >= 0 else {
             return "its header promises \(frames) frames and the file ends before the last of them"
         }
         var end = Int64(position)
         while true {
-            let n = chunk.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress, 1024) }
+            let n = chunk.withUnsafeMutableBufferPointer { libsndfile.sf_readf_float(handle, $0.baseAddress, 1024) }
             if n <= 0 { break }
             end += Int64(n)
         }
-        if sf_error(handle) != 0 {
+        if libsndfile.sf_error(handle) != 0 {
             return "decoding its last frames failed (\(errorText(handle)))"
         }
         if end < frames {
             return "its header promises \(frames) frames and the file ends before the last of them"
         }
-        guard sf_seek(handle, 0, SEEK_SET) == 0 else {
+        guard libsndfile.sf_seek(handle, 0, SEEK_SET) == 0 else {
             return "after its last frames, its start cannot be reached again (\(errorText(handle)))"
         }
         return nil

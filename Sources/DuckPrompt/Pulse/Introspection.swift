@@ -91,20 +91,20 @@ extension PulseConnection {
 
     /// Asks for the server info, collected in `box`; lock held. `pa_context_get_server_info`.
     private func requestServerInfoLocked(into box: ServerInfoBox) -> OpaquePointer? {
-        pa_context_get_server_info(context, { _, info, userdata in
+        libpulse.pa_context_get_server_info(context, { _, info, userdata in
             let box = Unmanaged<ServerInfoBox>.fromOpaque(userdata!).takeUnretainedValue()
             if let info { box.info = ServerInfo(info.pointee) }
-            pa_threaded_mainloop_signal(box.mainloop, 0)
+            libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
         }, Unmanaged.passUnretained(box).toOpaque())
     }
 
     /// Asks for every sink's info, collected in `box`; lock held. `pa_context_get_sink_info_list`.
     private func requestSinksLocked(into box: ListBox<Sink>) -> OpaquePointer? {
-        pa_context_get_sink_info_list(context, { _, info, eol, userdata in
+        libpulse.pa_context_get_sink_info_list(context, { _, info, eol, userdata in
             let box = Unmanaged<ListBox<Sink>>.fromOpaque(userdata!).takeUnretainedValue()
             if eol != 0 {
                 if eol < 0 { box.failed = true }
-                pa_threaded_mainloop_signal(box.mainloop, 0)
+                libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
                 return
             }
             if let info { box.items.append(Sink(info.pointee)) }
@@ -114,11 +114,11 @@ extension PulseConnection {
     /// Asks for every sink-input's info, collected in `box`; lock held.
     /// `pa_context_get_sink_input_info_list`.
     private func requestSinkInputsLocked(into box: ListBox<SinkInput>) -> OpaquePointer? {
-        pa_context_get_sink_input_info_list(context, { _, info, eol, userdata in
+        libpulse.pa_context_get_sink_input_info_list(context, { _, info, eol, userdata in
             let box = Unmanaged<ListBox<SinkInput>>.fromOpaque(userdata!).takeUnretainedValue()
             if eol != 0 {
                 if eol < 0 { box.failed = true }
-                pa_threaded_mainloop_signal(box.mainloop, 0)
+                libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
                 return
             }
             if let info { box.items.append(SinkInput(info.pointee)) }
@@ -128,11 +128,11 @@ extension PulseConnection {
     /// Asks for every source-output's info, collected in `box`; lock held.
     /// `pa_context_get_source_output_info_list`.
     private func requestSourceOutputsLocked(into box: ListBox<SourceOutput>) -> OpaquePointer? {
-        pa_context_get_source_output_info_list(context, { _, info, eol, userdata in
+        libpulse.pa_context_get_source_output_info_list(context, { _, info, eol, userdata in
             let box = Unmanaged<ListBox<SourceOutput>>.fromOpaque(userdata!).takeUnretainedValue()
             if eol != 0 {
                 if eol < 0 { box.failed = true }
-                pa_threaded_mainloop_signal(box.mainloop, 0)
+                libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
                 return
             }
             if let info { box.items.append(SourceOutput(info.pointee)) }
@@ -169,10 +169,10 @@ extension PulseConnection {
         let box = ListBox<SinkInput>(mainloop: mainloop)
         try withExtendedLifetime(box) {
             try withLock {
-                let op = pa_context_get_sink_input_info(context, index, { _, info, eol, userdata in
+                let op = libpulse.pa_context_get_sink_input_info(context, index, { _, info, eol, userdata in
                     let box = Unmanaged<ListBox<SinkInput>>.fromOpaque(userdata!).takeUnretainedValue()
                     if eol == 0, let info { box.items.append(SinkInput(info.pointee)) }
-                    if eol != 0 { pa_threaded_mainloop_signal(box.mainloop, 0) }
+                    if eol != 0 { libpulse.pa_threaded_mainloop_signal(box.mainloop, 0) }
                 }, Unmanaged.passUnretained(box).toOpaque())
                 try waitLocked(for: op, what: "reading the prompt stream")
             }
@@ -189,8 +189,8 @@ func proplistDictionary(_ list: OpaquePointer?) -> [String: String] {
     guard let list else { return [:] }
     var result: [String: String] = [:]
     var state: UnsafeMutableRawPointer? = nil
-    while let key = pa_proplist_iterate(list, &state) {
-        if let value = pa_proplist_gets(list, key) {
+    while let key = libpulse.pa_proplist_iterate(list, &state) {
+        if let value = libpulse.pa_proplist_gets(list, key) {
             result[String(cString: key)] = String(cString: value)
         }
     }
@@ -223,7 +223,7 @@ func channelNames(_ map: pa_channel_map) -> [String] {
     let count = Int(map.channels)
     return withUnsafeBytes(of: &copy.map) { raw in
         raw.bindMemory(to: pa_channel_position_t.self).prefix(count).map {
-            pa_channel_position_to_string($0).map { String(cString: $0) } ?? "aux"
+            libpulse.pa_channel_position_to_string($0).map { String(cString: $0) } ?? "aux"
         }
     }
 }

@@ -34,13 +34,13 @@ extension PulseConnection {
         if let last = probe.lastSent, now - last < LivenessProbe.interval {
             return last + LivenessProbe.interval
         }
-        let op = pa_context_get_server_info(context, { _, _, userdata in
+        let op = libpulse.pa_context_get_server_info(context, { _, _, userdata in
             let probe = Unmanaged<LivenessProbe>.fromOpaque(userdata!).takeUnretainedValue()
             probe.sentAt = nil
-            pa_threaded_mainloop_signal(probe.mainloop, 0)
+            libpulse.pa_threaded_mainloop_signal(probe.mainloop, 0)
         }, Unmanaged.passUnretained(probe).toOpaque())
         guard let op else { return now + LivenessProbe.interval }
-        pa_operation_unref(op)
+        libpulse.pa_operation_unref(op)
         probe.sentAt = now
         probe.lastSent = now
         return min(now + answerTimeout, now + LivenessProbe.interval)

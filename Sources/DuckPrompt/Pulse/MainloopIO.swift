@@ -17,7 +17,7 @@ final class MainloopIO {
     init(mainloop: OpaquePointer, fd: Int32, onReadable: @escaping () -> Void) {
         self.mainloop = mainloop
         self.onReadable = onReadable
-        let api = pa_threaded_mainloop_get_api(mainloop)!
+        let api = libpulse.pa_threaded_mainloop_get_api(mainloop)!
         event = api.pointee.io_new(api, fd, PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
             Unmanaged<MainloopIO>.fromOpaque(userdata!).takeUnretainedValue().onReadable()
         }, Unmanaged.passUnretained(self).toOpaque())
@@ -26,7 +26,7 @@ final class MainloopIO {
     /// Stops polling (`io_free`; libpulse allows it from the event's own callback). Lock held;
     /// idempotent.
     func stop() {
-        if let event { pa_threaded_mainloop_get_api(mainloop)?.pointee.io_free(event) }
+        if let event { libpulse.pa_threaded_mainloop_get_api(mainloop)?.pointee.io_free(event) }
         event = nil
     }
 
@@ -34,6 +34,6 @@ final class MainloopIO {
 
     /// Wakes every thread waiting on `mainloop` (`pa_threaded_mainloop_signal`). Lock held.
     static func signal(_ mainloop: OpaquePointer) {
-        pa_threaded_mainloop_signal(mainloop, 0)
+        libpulse.pa_threaded_mainloop_signal(mainloop, 0)
     }
 }

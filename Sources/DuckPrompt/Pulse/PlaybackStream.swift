@@ -33,12 +33,12 @@ package final class PlaybackStream: PulseStream, @unchecked Sendable {
                  properties: [String: String] = [:], fill: @escaping Fill) throws {
         self.fill = fill
         try super.init(connection: connection, name: name, rate: rate, channels: channels, properties: properties)
-        pa_stream_set_write_callback(stream, { stream, nbytes, userdata in
+        libpulse.pa_stream_set_write_callback(stream, { stream, nbytes, userdata in
             Unmanaged<PlaybackStream>.fromOpaque(userdata!).takeUnretainedValue().write(stream!, requested: nbytes)
         }, userdata)
         var attr = bufferAttr(tlengthMs: tlengthMs)
         try connectLocked(refused: "cannot connect the stream '\(name)'") {
-            pa_stream_connect_playback($0, sink, &attr, PA_STREAM_ADJUST_LATENCY, nil, nil)
+            libpulse.pa_stream_connect_playback($0, sink, &attr, PA_STREAM_ADJUST_LATENCY, nil, nil)
         }
     }
 
@@ -49,10 +49,10 @@ package final class PlaybackStream: PulseStream, @unchecked Sendable {
         let frameBytes = MemoryLayout<Float>.size * Int(spec.channels)
         var data: UnsafeMutableRawPointer? = nil
         var size = requested
-        guard pa_stream_begin_write(stream, &data, &size) >= 0, let data, size >= frameBytes else { return }
+        guard libpulse.pa_stream_begin_write(stream, &data, &size) >= 0, let data, size >= frameBytes else { return }
         let frames = size / frameBytes
         let samples = frames * Int(spec.channels)
         fill(UnsafeMutableBufferPointer(start: data.bindMemory(to: Float.self, capacity: samples), count: samples))
-        pa_stream_write(stream, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
+        _ = libpulse.pa_stream_write(stream, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
     }
 }

@@ -78,17 +78,17 @@ final class PromptStream: @unchecked Sendable {
         box.uncorked = !corked
         var spec = pa_sample_spec(format: format == .s16le ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE,
                                   rate: UInt32(rate), channels: UInt8(channels))
-        guard pa_sample_spec_valid(&spec) != 0 else {
+        guard libpulse.pa_sample_spec_valid(&spec) != 0 else {
             throw DuckPromptError(.unsupportedData,
                 "\(rate) Hz with \(channels) channels is not a sample format the server accepts")
         }
         var map = pa_channel_map()
-        pa_channel_map_init_extend(&map, UInt32(channels), PA_CHANNEL_MAP_WAVEEX)
-        let props = pa_proplist_new()
-        defer { pa_proplist_free(props) }
-        for (k, v) in properties { pa_proplist_sets(props, k, v) }
+        _ = libpulse.pa_channel_map_init_extend(&map, UInt32(channels), PA_CHANNEL_MAP_WAVEEX)
+        let props = libpulse.pa_proplist_new()
+        defer { libpulse.pa_proplist_free(props) }
+        for (k, v) in properties { _ = libpulse.pa_proplist_sets(props, k, v) }
         let created: OpaquePointer? = connection.withLock {
-            pa_stream_new_with_proplist(connection.context, properties[PA_PROP_MEDIA_NAME] ?? "prompt",
+            libpulse.pa_stream_new_with_proplist(connection.context, properties[PA_PROP_MEDIA_NAME] ?? "prompt",
                                         &spec, &map, props)
         }
         guard let created else {
@@ -101,36 +101,36 @@ final class PromptStream: @unchecked Sendable {
         attr.prebuf = UInt32.max
         attr.fragsize = UInt32.max
         let buffer = latencyMs.map { (tlengthMs: max(1, $0), minreqMs: nil as Int?) } ?? Self.defaultBuffer
-        attr.tlength = UInt32(pa_usec_to_bytes(UInt64(buffer.tlengthMs) * 1000, &spec))
-        attr.minreq = buffer.minreqMs.map { UInt32(pa_usec_to_bytes(UInt64($0) * 1000, &spec)) } ?? UInt32.max
+        attr.tlength = UInt32(libpulse.pa_usec_to_bytes(UInt64(buffer.tlengthMs) * 1000, &spec))
+        attr.minreq = buffer.minreqMs.map { UInt32(libpulse.pa_usec_to_bytes(UInt64($0) * 1000, &spec)) } ?? UInt32.max
         var cv = pa_cvolume()
         if let volume {
-            pa_cvolume_set(&cv, UInt32(channels), VolumeMath.volume(fromDecibels: volume.value))
+            _ = libpulse.pa_cvolume_set(&cv, UInt32(channels), VolumeMath.volume(fromDecibels: volume.value))
         }
         let flags = pa_stream_flags_t((corked ? PA_STREAM_START_CORKED.rawValue : 0) | PA_STREAM_ADJUST_LATENCY.rawValue)
         let userdata = Unmanaged.passUnretained(box).toOpaque()
         let result: Int32 = connection.withLock {
-            pa_stream_set_state_callback(stream, { _, userdata in
+            libpulse.pa_stream_set_state_callback(stream, { _, userdata in
                 let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
-                pa_threaded_mainloop_signal(box.mainloop, 0)
+                libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
             }, userdata)
-            pa_stream_set_moved_callback(stream, { _, userdata in
+            libpulse.pa_stream_set_moved_callback(stream, { _, userdata in
                 let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
                 box.moved = true
-                pa_threaded_mainloop_signal(box.mainloop, 0)
+                libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
             }, userdata)
-            pa_stream_set_write_callback(stream, { stream, nbytes, userdata in
+            libpulse.pa_stream_set_write_callback(stream, { stream, nbytes, userdata in
                 let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
                 PromptStream.fill(stream!, requested: nbytes, box: box)
             }, userdata)
             if volume != nil {
-                return pa_stream_connect_playback(stream, sinkName, &attr, flags, &cv, nil)
+                return libpulse.pa_stream_connect_playback(stream, sinkName, &attr, flags, &cv, nil)
             }
-            return pa_stream_connect_playback(stream, sinkName, &attr, flags, nil, nil)
+            return libpulse.pa_stream_connect_playback(stream, sinkName, &attr, flags, nil, nil)
         }
         if result < 0 {
             let reason = connection.withLock { connection.lastErrorLocked }
-            connection.withLock { pa_stream_unref(stream) }
+            connection.withLock { libpulse.pa_stream_unref(stream) }
             throw DuckPromptError(.unavailable, "cannot play on sink '\(sinkName)': \(reason)")
         }
     }
@@ -143,7 +143,7 @@ final class PromptStream: @unchecked Sendable {
         while remaining >= frameBytes {
             var data: UnsafeMutableRawPointer? = nil
             var size = remaining
-            guard pa_stream_begin_write(stream, &data, &size) >= 0, let data, size >= frameBytes else { return }
+            guard libpulse.pa_stream_begin_write(stream, &data, &size) >= 0, let data, size >= frameBytes else { return }
             let frames: Int
             switch box.format {
             case .float32le:
@@ -158,16 +158,16 @@ final class PromptStream: @unchecked Sendable {
                 box.replay?.append(contentsOf: box.floats[0..<(frames * box.channels)])
             }
             if frames == 0 {
-                pa_stream_cancel_write(stream)
+                _ = libpulse.pa_stream_cancel_write(stream)
                 box.reachedEnd = true
-                box.keep(pa_stream_drain(stream, { _, _, userdata in
+                box.keep(libpulse.pa_stream_drain(stream, { _, _, userdata in
                     let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
                     box.drained = true
-                    pa_threaded_mainloop_signal(box.mainloop, 0)
+                    libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
                 }, Unmanaged.passUnretained(box).toOpaque()))
                 return
             }
-            pa_stream_write(stream, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
+            _ = libpulse.pa_stream_write(stream, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
             box.framesWritten += Int64(frames)
             box.announceIfDue()
             remaining -= frames * frameBytes
@@ -190,8 +190,8 @@ final class PromptStream: @unchecked Sendable {
         return try connection.withLock {
             try connection.withWakeupLocked(at: deadline) {
                 while true {
-                    let state = pa_stream_get_state(stream)
-                    if state == PA_STREAM_READY { return pa_stream_get_index(stream) }
+                    let state = libpulse.pa_stream_get_state(stream)
+                    if state == PA_STREAM_READY { return libpulse.pa_stream_get_index(stream) }
                     if connection.stalled { throw connection.silentServerError("connecting the prompt stream") }
                     if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
                         throw DuckPromptError(.unavailable,
@@ -212,8 +212,8 @@ final class PromptStream: @unchecked Sendable {
             if uncorkWithheld {
                 uncorkWithheld = false
             } else {
-                let op = pa_stream_cork(stream, 0, nil, nil)
-                if let op { pa_operation_unref(op) }
+                let op = libpulse.pa_stream_cork(stream, 0, nil, nil)
+                if let op { libpulse.pa_operation_unref(op) }
             }
             box.uncorked = true
             box.announceIfDue()
@@ -223,7 +223,7 @@ final class PromptStream: @unchecked Sendable {
     /// Pauses playback, keeping what is buffered (a prompt whose sink went away, while it looks
     /// for the device's new one): `pa_stream_cork(s, 1)`; `start()` resumes. Lock held.
     func pauseLocked() {
-        if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
+        if let op = libpulse.pa_stream_cork(stream, 1, nil, nil) { libpulse.pa_operation_unref(op) }
     }
 
     /// Whether the next `start()` sends no uncork (`withholdUncork()`). Lock held.
@@ -268,7 +268,7 @@ final class PromptStream: @unchecked Sendable {
 
     /// The name of the sink the stream plays on now (`pa_stream_get_device_name`); nil when
     /// not known. Lock held.
-    var sinkNameLocked: String? { pa_stream_get_device_name(stream).map { String(cString: $0) } }
+    var sinkNameLocked: String? { libpulse.pa_stream_get_device_name(stream).map { String(cString: $0) } }
 
     /// Moves the stream to `sink` and waits for the server's answer; the move's own moved
     /// notice is cleared. Call without the lock.
@@ -276,13 +276,13 @@ final class PromptStream: @unchecked Sendable {
     /// libpulse: `pa_context_move_sink_input_by_name`.
     func move(to sink: String) throws {
         let ok = try connection.withLock { () -> Bool in
-            let index = pa_stream_get_index(stream)
+            let index = libpulse.pa_stream_get_index(stream)
             final class Answer { var success: Int32 = -1; let mainloop: OpaquePointer; init(_ m: OpaquePointer) { mainloop = m } }
             let answer = Answer(connection.mainloop)
-            let op = pa_context_move_sink_input_by_name(connection.context, index, sink, { _, success, userdata in
+            let op = libpulse.pa_context_move_sink_input_by_name(connection.context, index, sink, { _, success, userdata in
                 let answer = Unmanaged<Answer>.fromOpaque(userdata!).takeUnretainedValue()
                 answer.success = success
-                pa_threaded_mainloop_signal(answer.mainloop, 0)
+                libpulse.pa_threaded_mainloop_signal(answer.mainloop, 0)
             }, Unmanaged.passUnretained(answer).toOpaque())
             try withExtendedLifetime(answer) { try connection.waitLocked(for: op, what: "moving the prompt to \(sink)") }
             box.moved = false
@@ -296,8 +296,8 @@ final class PromptStream: @unchecked Sendable {
     func stopLocked() {
         box.reachedEnd = true
         box.uncorked = false
-        if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
-        if let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }
+        if let op = libpulse.pa_stream_cork(stream, 1, nil, nil) { libpulse.pa_operation_unref(op) }
+        if let op = libpulse.pa_stream_flush(stream, nil, nil) { libpulse.pa_operation_unref(op) }
     }
 
     /// Stops an interrupted prompt without a click: its own volume falls by 60 dB over
@@ -308,7 +308,7 @@ final class PromptStream: @unchecked Sendable {
     /// libpulse: `pa_context_get_sink_input_info`, `pa_context_set_sink_input_volume`,
     /// `pa_stream_cork`, `pa_stream_flush`.
     func fadeOutAndStop(durationMs: Int = 50, restoring own: ChannelVolumes? = nil) {
-        let index = connection.withLock { pa_stream_get_index(stream) }
+        let index = connection.withLock { libpulse.pa_stream_get_index(stream) }
         // A volume of 0 is not faded (and, on PipeWire, may be no volume yet: never written back).
         if index != dp_pa_invalid_index(), let input = try? connection.sinkInput(index), input.hasVolume,
            !input.volume.values.allSatisfy({ $0 == 0 }) {
@@ -361,7 +361,7 @@ final class PromptStream: @unchecked Sendable {
     ///   value came by `deadline`: then nothing may be computed from it.
     /// - Throws: `.unavailable` when the server does not answer.
     func ownVolume(onPipeWire: Bool, until deadline: ContinuousClock.Instant) throws -> OwnVolume? {
-        let index = connection.withLock { pa_stream_get_index(stream) }
+        let index = connection.withLock { libpulse.pa_stream_get_index(stream) }
         guard index != dp_pa_invalid_index(), var input = try connection.sinkInput(index), input.hasVolume else {
             return nil
         }
@@ -412,7 +412,7 @@ final class PromptStream: @unchecked Sendable {
     /// Sets the stream's own volume (`pa_context_set_sink_input_volume`) and waits for the
     /// answer. The server's restore policy saves it for the stream's `media.role`.
     func setOwnVolume(_ volume: ChannelVolumes) {
-        let index = connection.withLock { pa_stream_get_index(stream) }
+        let index = connection.withLock { libpulse.pa_stream_get_index(stream) }
         guard index != dp_pa_invalid_index() else { return }
         setVolumeAndWait(index, volume, pending: PendingOperations(mainloop: connection.mainloop))
     }
@@ -442,12 +442,12 @@ final class PromptStream: @unchecked Sendable {
             box.uncorked = false
             box.replay = nil
             box.parkedReadIndex = nil
-            if let op = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(op) }
+            if let op = libpulse.pa_stream_cork(stream, 1, nil, nil) { libpulse.pa_operation_unref(op) }
             // Asked after the cork: the answer is the index of the corked stream, which the
             // server no longer reads.
-            box.keep(pa_stream_update_timing_info(stream, { stream, success, userdata in
+            box.keep(libpulse.pa_stream_update_timing_info(stream, { stream, success, userdata in
                 let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
-                if success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee,
+                if success != 0, let stream, let info = libpulse.pa_stream_get_timing_info(stream)?.pointee,
                    info.read_index_corrupt == 0 {
                     box.parkedReadIndex = info.read_index
                 }
@@ -459,8 +459,8 @@ final class PromptStream: @unchecked Sendable {
     /// sink (the server moves a stream whose sink went away: `pa_stream_get_device_name`),
     /// its connection alive, its last prompt drained. Lock held.
     func isReusableLocked(on sinkName: String) -> Bool {
-        guard connection.isAliveLocked, box.drained, pa_stream_get_state(stream) == PA_STREAM_READY,
-              let device = pa_stream_get_device_name(stream) else { return false }
+        guard connection.isAliveLocked, box.drained, libpulse.pa_stream_get_state(stream) == PA_STREAM_READY,
+              let device = libpulse.pa_stream_get_device_name(stream) else { return false }
         return String(cString: device) == sinkName
     }
 
@@ -470,12 +470,12 @@ final class PromptStream: @unchecked Sendable {
     /// libpulse: `pa_stream_proplist_update` (`PA_UPDATE_REPLACE`), `pa_stream_writable_size`,
     /// then the writes of the write callback.
     func rearm(properties: [String: String], pull: @escaping FramePuller) {
-        let props = pa_proplist_new()
-        defer { pa_proplist_free(props) }
-        for (k, v) in properties { pa_proplist_sets(props, k, v) }
+        let props = libpulse.pa_proplist_new()
+        defer { libpulse.pa_proplist_free(props) }
+        for (k, v) in properties { _ = libpulse.pa_proplist_sets(props, k, v) }
         given = properties
         connection.withLock {
-            if let op = pa_stream_proplist_update(stream, PA_UPDATE_REPLACE, props, nil, nil) { pa_operation_unref(op) }
+            if let op = libpulse.pa_stream_proplist_update(stream, PA_UPDATE_REPLACE, props, nil, nil) { libpulse.pa_operation_unref(op) }
             box.pull = pull
             box.reachedEnd = false
             box.drained = false
@@ -486,7 +486,7 @@ final class PromptStream: @unchecked Sendable {
             box.onAudioTiming = nil
             // Kept until the server is seen taking them (`confirmPlaying`).
             box.replay = []
-            let writable = pa_stream_writable_size(stream)
+            let writable = libpulse.pa_stream_writable_size(stream)
             if writable != Int.max, writable > 0 { Self.fill(stream, requested: writable, box: box) }
         }
     }
@@ -529,13 +529,13 @@ final class PromptStream: @unchecked Sendable {
     private func indexesLocked() throws -> (read: Int64?, write: Int64?) {
         box.lastReadIndex = nil
         box.lastWriteIndex = nil
-        let op = pa_stream_update_timing_info(stream, { stream, success, userdata in
+        let op = libpulse.pa_stream_update_timing_info(stream, { stream, success, userdata in
             let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
-            if success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee {
+            if success != 0, let stream, let info = libpulse.pa_stream_get_timing_info(stream)?.pointee {
                 box.lastReadIndex = info.read_index_corrupt == 0 ? info.read_index : nil
                 box.lastWriteIndex = info.write_index_corrupt == 0 ? info.write_index : nil
             }
-            pa_threaded_mainloop_signal(box.mainloop, 0)
+            libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
         }, Unmanaged.passUnretained(box).toOpaque())
         try connection.waitLocked(for: op, what: "reading where the prompt stream stands")
         return (box.lastReadIndex, box.lastWriteIndex)
@@ -588,12 +588,12 @@ final class PromptStream: @unchecked Sendable {
     /// (and answers them) until the server confirms the disconnect. Call once.
     func close() {
         connection.withLock {
-            pa_stream_set_write_callback(stream, nil, nil)
-            pa_stream_set_state_callback(stream, nil, nil)
-            pa_stream_set_moved_callback(stream, nil, nil)
+            libpulse.pa_stream_set_write_callback(stream, nil, nil)
+            libpulse.pa_stream_set_state_callback(stream, nil, nil)
+            libpulse.pa_stream_set_moved_callback(stream, nil, nil)
             box.cancelOperations()
-            pa_stream_disconnect(stream)
-            pa_stream_unref(stream)
+            _ = libpulse.pa_stream_disconnect(stream)
+            libpulse.pa_stream_unref(stream)
         }
     }
 }

@@ -58,37 +58,37 @@ package final class PulseConnection: @unchecked Sendable {
     package init(server: String?, clientName: String, timeout: Duration, waitingUntilReady: Bool = true) throws {
         serverDescription = PulseConnection.describe(server: server)
         answerTimeout = timeout
-        guard let ml = pa_threaded_mainloop_new() else {
+        guard let ml = libpulse.pa_threaded_mainloop_new() else {
             throw DuckPromptError(.internal, "pa_threaded_mainloop_new failed")
         }
-        let api = pa_threaded_mainloop_get_api(ml)
-        let props = pa_proplist_new()
-        pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, clientName)
-        guard let ctx = pa_context_new_with_proplist(api, clientName, props) else {
-            pa_proplist_free(props)
-            pa_threaded_mainloop_free(ml)
+        let api = libpulse.pa_threaded_mainloop_get_api(ml)
+        let props = libpulse.pa_proplist_new()
+        _ = libpulse.pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, clientName)
+        guard let ctx = libpulse.pa_context_new_with_proplist(api, clientName, props) else {
+            libpulse.pa_proplist_free(props)
+            libpulse.pa_threaded_mainloop_free(ml)
             throw DuckPromptError(.internal, "pa_context_new failed")
         }
-        pa_proplist_free(props)
+        libpulse.pa_proplist_free(props)
         mainloop = ml
         context = ctx
         probe = LivenessProbe(mainloop: ml)
         subscribers = Subscribers(mainloop: ml)
         loss = ConnectionLoss(mainloop: ml)
-        pa_context_set_state_callback(ctx, { context, userdata in
+        libpulse.pa_context_set_state_callback(ctx, { context, userdata in
             let loss = Unmanaged<ConnectionLoss>.fromOpaque(userdata!).takeUnretainedValue()
-            let state = pa_context_get_state(context)
+            let state = libpulse.pa_context_get_state(context)
             if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { loss.happened() }
-            pa_threaded_mainloop_signal(loss.mainloop, 0)
+            libpulse.pa_threaded_mainloop_signal(loss.mainloop, 0)
         }, Unmanaged.passUnretained(loss).toOpaque())
 
-        pa_threaded_mainloop_lock(ml)
-        defer { pa_threaded_mainloop_unlock(ml) }
-        guard pa_threaded_mainloop_start(ml) >= 0 else {
+        libpulse.pa_threaded_mainloop_lock(ml)
+        defer { libpulse.pa_threaded_mainloop_unlock(ml) }
+        guard libpulse.pa_threaded_mainloop_start(ml) >= 0 else {
             throw DuckPromptError(.internal, "pa_threaded_mainloop_start failed")
         }
         readyDeadline = ContinuousClock.now + timeout
-        if pa_context_connect(ctx, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
+        if libpulse.pa_context_connect(ctx, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
             throw connectError()
         }
         if waitingUntilReady { try waitUntilReadyLocked() }
@@ -108,7 +108,7 @@ package final class PulseConnection: @unchecked Sendable {
     /// again: a held prompter connects anew, as after a restart).
     var hasFailed: Bool {
         withLock {
-            let state = pa_context_get_state(context)
+            let state = libpulse.pa_context_get_state(context)
             return stalled || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
         }
     }
@@ -123,14 +123,14 @@ package final class PulseConnection: @unchecked Sendable {
     private func waitUntilReadyLocked() throws {
         try withWakeupLocked(at: readyDeadline) {
             while true {
-                let state = pa_context_get_state(context)
+                let state = libpulse.pa_context_get_state(context)
                 if state == PA_CONTEXT_READY { return }
                 if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { throw connectError() }
                 if ContinuousClock.now >= readyDeadline {
                     throw DuckPromptError(.unavailable,
                         "no answer from the sound server at \(serverDescription) within \(answerTimeout.seconds) s")
                 }
-                pa_threaded_mainloop_wait(mainloop)
+                libpulse.pa_threaded_mainloop_wait(mainloop)
             }
         }
     }
@@ -141,8 +141,8 @@ package final class PulseConnection: @unchecked Sendable {
     func withWakeupLocked<T>(at deadline: ContinuousClock.Instant, _ body: () throws -> T) rethrows -> T {
         let remaining = max(.zero, deadline - ContinuousClock.now)
         let usec = remaining.microseconds
-        let timer = pa_context_rttime_new(context, pa_rtclock_now() + usec, { _, _, _, userdata in
-            pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
+        let timer = libpulse.pa_context_rttime_new(context, libpulse.pa_rtclock_now() + usec, { _, _, _, userdata in
+            libpulse.pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
         }, UnsafeMutableRawPointer(mainloop))
         defer {
             if let timer {
@@ -150,8 +150,8 @@ package final class PulseConnection: @unchecked Sendable {
                 // the freed timer's deadline and wake for nothing (an idle `serve` did, 5 s after
                 // each server event it read): restarting the timer first wakes the loop, so
                 // it recomputes its timeout now, while it is awake for the answer anyway.
-                pa_context_rttime_restart(context, timer, pa_rtclock_now())
-                pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer)
+                libpulse.pa_context_rttime_restart(context, timer, libpulse.pa_rtclock_now())
+                libpulse.pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer)
             }
         }
         return try body()
@@ -164,7 +164,7 @@ package final class PulseConnection: @unchecked Sendable {
     func markStalledLocked() {
         stalled = true
         loss.happened()
-        pa_threaded_mainloop_signal(mainloop, 0)
+        libpulse.pa_threaded_mainloop_signal(mainloop, 0)
     }
 
     /// Marks the connection stalled and returns the error for it. Lock held.
@@ -186,10 +186,10 @@ package final class PulseConnection: @unchecked Sendable {
     }
 
     private func connectError() -> DuckPromptError {
-        let reason = String(cString: pa_strerror(pa_context_errno(context)))
+        let reason = String(libraryString: libpulse.pa_strerror(libpulse.pa_context_errno(context)))
         // The server libpulse tried last (`pa_context_get_server`) names the socket even when
         // the user named none.
-        let tried = pa_context_get_server(context).map { String(cString: $0) }
+        let tried = libpulse.pa_context_get_server(context).map { String(cString: $0) }
         let server = serverDescription == "the default server" ? (tried ?? serverDescription) : serverDescription
         return DuckPromptError(.unavailable, "cannot connect to the sound server at \(server): \(reason)")
     }
@@ -202,15 +202,15 @@ package final class PulseConnection: @unchecked Sendable {
     }
 
     deinit {
-        pa_threaded_mainloop_lock(mainloop)
+        libpulse.pa_threaded_mainloop_lock(mainloop)
         nodeWatch = nil
-        pa_context_set_state_callback(context, nil, nil)
-        pa_context_set_subscribe_callback(context, nil, nil)
-        pa_context_disconnect(context)
-        pa_context_unref(context)
-        pa_threaded_mainloop_unlock(mainloop)
-        pa_threaded_mainloop_stop(mainloop)
-        pa_threaded_mainloop_free(mainloop)
+        libpulse.pa_context_set_state_callback(context, nil, nil)
+        libpulse.pa_context_set_subscribe_callback(context, nil, nil)
+        libpulse.pa_context_disconnect(context)
+        libpulse.pa_context_unref(context)
+        libpulse.pa_threaded_mainloop_unlock(mainloop)
+        libpulse.pa_threaded_mainloop_stop(mainloop)
+        libpulse.pa_threaded_mainloop_free(mainloop)
     }
 
     /// The connection's `PipeWireWatch`, connected on the first call; nil when PipeWire
@@ -262,35 +262,35 @@ package final class PulseConnection: @unchecked Sendable {
 
     /// Runs `body` holding the loop lock (`pa_threaded_mainloop_lock`).
     package func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pa_threaded_mainloop_lock(mainloop)
-        defer { pa_threaded_mainloop_unlock(mainloop) }
+        libpulse.pa_threaded_mainloop_lock(mainloop)
+        defer { libpulse.pa_threaded_mainloop_unlock(mainloop) }
         return try body()
     }
 
     /// Waits for a signal from the loop. Call with the lock held. `pa_threaded_mainloop_wait`.
-    func waitLocked() { pa_threaded_mainloop_wait(mainloop) }
+    func waitLocked() { libpulse.pa_threaded_mainloop_wait(mainloop) }
 
     /// Makes every current and later blocking wait return early (used for signals and Task
     /// cancellation). Thread-safe.
     func interrupt() {
         withLock {
             interrupted = true
-            pa_threaded_mainloop_signal(mainloop, 0)
+            libpulse.pa_threaded_mainloop_signal(mainloop, 0)
         }
     }
 
     /// Wakes every wait on the connection, which looks again at what it waits for (a prompt
     /// sharing it was stopped). Thread-safe; `pa_threaded_mainloop_signal`.
     func wake() {
-        withLock { pa_threaded_mainloop_signal(mainloop, 0) }
+        withLock { libpulse.pa_threaded_mainloop_signal(mainloop, 0) }
     }
 
     /// Whether the context is still usable: READY, and the server has not stalled. Call with
     /// the lock held.
-    var isAliveLocked: Bool { !stalled && pa_context_get_state(context) == PA_CONTEXT_READY }
+    var isAliveLocked: Bool { !stalled && libpulse.pa_context_get_state(context) == PA_CONTEXT_READY }
 
     /// The context's last error as text (`pa_strerror(pa_context_errno)`). Lock held.
-    var lastErrorLocked: String { String(cString: pa_strerror(pa_context_errno(context))) }
+    var lastErrorLocked: String { String(libraryString: libpulse.pa_strerror(libpulse.pa_context_errno(context))) }
 
     /// Waits, lock held, until `op` is no longer running, the context dies, or the server
     /// took longer than `answerTimeout`; unrefs it. Ignores `interrupted`: queries are short
@@ -303,12 +303,12 @@ package final class PulseConnection: @unchecked Sendable {
         defer {
             // Given up (a stall, the connection lost): its callback must never run later, into
             // userdata its caller frees once this returns.
-            if pa_operation_get_state(op) == PA_OPERATION_RUNNING { pa_operation_cancel(op) }
-            pa_operation_unref(op)
+            if libpulse.pa_operation_get_state(op) == PA_OPERATION_RUNNING { libpulse.pa_operation_cancel(op) }
+            libpulse.pa_operation_unref(op)
         }
         let deadline = ContinuousClock.now + answerTimeout
         try withWakeupLocked(at: deadline) {
-            while pa_operation_get_state(op) == PA_OPERATION_RUNNING {
+            while libpulse.pa_operation_get_state(op) == PA_OPERATION_RUNNING {
                 guard isAliveLocked else { throw lostErrorLocked(what) }
                 guard ContinuousClock.now < deadline else { throw stallLocked(what) }
                 waitLocked()
@@ -319,7 +319,7 @@ package final class PulseConnection: @unchecked Sendable {
 
 extension PulseConnection {
     /// The libpulse version linked at run time (`pa_get_library_version`).
-    static var libraryVersion: String { String(cString: pa_get_library_version()) }
+    static var libraryVersion: String { String(libraryString: libpulse.pa_get_library_version()) }
 
     /// Standard property keys, from libpulse's `PA_PROP_*` macros.
     static let mediaRoleKey = PA_PROP_MEDIA_ROLE

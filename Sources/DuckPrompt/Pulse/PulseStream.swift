@@ -34,16 +34,16 @@ package class PulseStream: @unchecked Sendable {
         spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: UInt8(channels))
         var props: OpaquePointer? = nil
         if !properties.isEmpty {
-            props = pa_proplist_new()
-            for (k, v) in properties { pa_proplist_sets(props, k, v) }
+            props = libpulse.pa_proplist_new()
+            for (k, v) in properties { _ = libpulse.pa_proplist_sets(props, k, v) }
         }
-        defer { if let props { pa_proplist_free(props) } }
-        guard let created = pa_stream_new_with_proplist(connection.context, name, &spec, nil, props) else {
+        defer { if let props { libpulse.pa_proplist_free(props) } }
+        guard let created = libpulse.pa_stream_new_with_proplist(connection.context, name, &spec, nil, props) else {
             throw DuckPromptError(.unavailable, "cannot create the stream '\(name)': \(connection.lastErrorLocked)")
         }
         stream = created
-        pa_stream_set_state_callback(stream, { _, userdata in
-            pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
+        libpulse.pa_stream_set_state_callback(stream, { _, userdata in
+            libpulse.pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
         }, UnsafeMutableRawPointer(connection.mainloop))
     }
 
@@ -54,7 +54,7 @@ package class PulseStream: @unchecked Sendable {
     /// of the stream's sample spec (`pa_usec_to_bytes`); every other field is -1, the server's
     /// default.
     func bufferAttr(tlengthMs: Int? = nil, fragmentMs: Int? = nil) -> pa_buffer_attr {
-        func bytes(_ ms: Int?) -> UInt32 { ms.map { UInt32(pa_usec_to_bytes(UInt64($0) * 1000, &spec)) } ?? UInt32.max }
+        func bytes(_ ms: Int?) -> UInt32 { ms.map { UInt32(libpulse.pa_usec_to_bytes(UInt64($0) * 1000, &spec)) } ?? UInt32.max }
         return pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(tlengthMs), prebuf: UInt32.max,
                               minreq: UInt32.max, fragsize: bytes(fragmentMs))
     }
@@ -67,7 +67,7 @@ package class PulseStream: @unchecked Sendable {
         guard connect(stream) >= 0 else {
             let reason = connection.lastErrorLocked
             clearCallbacksLocked()
-            pa_stream_unref(stream)
+            libpulse.pa_stream_unref(stream)
             throw DuckPromptError(.unavailable, "\(refused): \(reason)")
         }
         retained = Unmanaged.passRetained(self)
@@ -87,8 +87,8 @@ package class PulseStream: @unchecked Sendable {
         let deadline = ContinuousClock.now + connection.answerTimeout
         try connection.withWakeupLocked(at: deadline) {
             for stream in streams.map(\.stream) {
-                while pa_stream_get_state(stream) != PA_STREAM_READY {
-                    let state = pa_stream_get_state(stream)
+                while libpulse.pa_stream_get_state(stream) != PA_STREAM_READY {
+                    let state = libpulse.pa_stream_get_state(stream)
                     if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || !connection.isAliveLocked {
                         throw DuckPromptError(.unavailable, "\(refused): \(connection.lastErrorLocked)")
                     }
@@ -101,12 +101,12 @@ package class PulseStream: @unchecked Sendable {
 
     /// The stream's index on the server (its sink-input or source-output), `PA_INVALID_INDEX`
     /// before it is connected. Lock held. libpulse: `pa_stream_get_index`.
-    package var indexLocked: UInt32 { pa_stream_get_index(stream) }
+    package var indexLocked: UInt32 { libpulse.pa_stream_get_index(stream) }
 
     private func clearCallbacksLocked() {
-        pa_stream_set_write_callback(stream, nil, nil)
-        pa_stream_set_read_callback(stream, nil, nil)
-        pa_stream_set_state_callback(stream, nil, nil)
+        libpulse.pa_stream_set_write_callback(stream, nil, nil)
+        libpulse.pa_stream_set_read_callback(stream, nil, nil)
+        libpulse.pa_stream_set_state_callback(stream, nil, nil)
     }
 
     /// Ends the stream: no callback runs from now on, the server removes it, and the stream's
@@ -116,8 +116,8 @@ package class PulseStream: @unchecked Sendable {
         guard let retained else { return }
         self.retained = nil
         clearCallbacksLocked()
-        pa_stream_disconnect(stream)
-        pa_stream_unref(stream)
+        _ = libpulse.pa_stream_disconnect(stream)
+        libpulse.pa_stream_unref(stream)
         retained.release()
     }
 }

@@ -111,16 +111,16 @@ package final class RecordStream: PulseStream, @unchecked Sendable {
         self.onChunk = onChunk
         self.onTiming = onTiming
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: UInt8(channels))
-        bytesPerSecond = Double(pa_bytes_per_second(&spec))
+        bytesPerSecond = Double(libpulse.pa_bytes_per_second(&spec))
         try super.init(connection: connection, name: name, rate: rate, channels: channels, properties: properties)
-        pa_stream_set_read_callback(stream, { stream, _, userdata in
+        libpulse.pa_stream_set_read_callback(stream, { stream, _, userdata in
             Unmanaged<RecordStream>.fromOpaque(userdata!).takeUnretainedValue().read(stream!)
         }, userdata)
         var attr = bufferAttr(fragmentMs: fragmentMs)
         let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue
             | (corked ? PA_STREAM_START_CORKED.rawValue : 0))
         try connectLocked(refused: "cannot record \(source)") {
-            pa_stream_connect_record($0, source, &attr, flags)
+            libpulse.pa_stream_connect_record($0, source, &attr, flags)
         }
     }
 
@@ -134,7 +134,7 @@ package final class RecordStream: PulseStream, @unchecked Sendable {
         var holes = 0
         var data: UnsafeRawPointer? = nil
         var size = 0
-        while pa_stream_peek(stream, &data, &size) >= 0, size > 0 {
+        while libpulse.pa_stream_peek(stream, &data, &size) >= 0, size > 0 {
             let samples = size / (MemoryLayout<Float>.size * channels) * channels
             if let data {
                 chunk.append(contentsOf: UnsafeBufferPointer(start: data.bindMemory(to: Float.self, capacity: samples),
@@ -143,7 +143,7 @@ package final class RecordStream: PulseStream, @unchecked Sendable {
                 holes += 1
                 chunk.append(contentsOf: repeatElement(0, count: samples))
             }
-            pa_stream_drop(stream)
+            _ = libpulse.pa_stream_drop(stream)
         }
         chunk.withUnsafeBufferPointer { onChunk($0, holes, arrival) }
         requestTimingLocked(stream)
@@ -153,11 +153,11 @@ package final class RecordStream: PulseStream, @unchecked Sendable {
     /// libpulse: `pa_stream_update_timing_info`.
     private func requestTimingLocked(_ stream: OpaquePointer) {
         guard onTiming != nil, timingRequest == nil else { return }
-        timingRequest = pa_stream_update_timing_info(stream, { stream, success, userdata in
+        timingRequest = libpulse.pa_stream_update_timing_info(stream, { stream, success, userdata in
             let me = Unmanaged<RecordStream>.fromOpaque(userdata!).takeUnretainedValue()
-            if let request = me.timingRequest { pa_operation_unref(request) }
+            if let request = me.timingRequest { libpulse.pa_operation_unref(request) }
             me.timingRequest = nil
-            guard success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee else { return }
+            guard success != 0, let stream, let info = libpulse.pa_stream_get_timing_info(stream)?.pointee else { return }
             me.onTiming?(TimingInfo(info))
         }, userdata)
     }
@@ -166,8 +166,8 @@ package final class RecordStream: PulseStream, @unchecked Sendable {
     /// first (`pa_operation_cancel`: its callback will not run). Lock held.
     override package func disconnectLocked() {
         if let request = timingRequest {
-            pa_operation_cancel(request)
-            pa_operation_unref(request)
+            libpulse.pa_operation_cancel(request)
+            libpulse.pa_operation_unref(request)
             timingRequest = nil
         }
         super.disconnectLocked()

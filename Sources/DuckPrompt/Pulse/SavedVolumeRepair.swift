@@ -29,23 +29,23 @@ extension PulseConnection {
                 let channels = max(1, min(repair.volume.values.count, Int(PA_CHANNELS_MAX)))
                 var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: 48000, channels: UInt8(channels))
                 var map = pa_channel_map()
-                pa_channel_map_init_extend(&map, UInt32(channels), PA_CHANNEL_MAP_DEFAULT)
-                let props = pa_proplist_new()
-                defer { pa_proplist_free(props) }
-                if let v = repair.key.mediaRole { pa_proplist_sets(props, PA_PROP_MEDIA_ROLE, v) }
-                if let v = repair.key.applicationName { pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, v) }
-                if let v = repair.key.applicationID { pa_proplist_sets(props, PA_PROP_APPLICATION_ID, v) }
-                pa_proplist_sets(props, PA_PROP_MEDIA_NAME, "duckprompt saved-volume repair")
-                pa_proplist_sets(props, "duckprompt.repair", "1")
-                guard let stream = pa_stream_new_with_proplist(context, "duckprompt saved-volume repair",
+                _ = libpulse.pa_channel_map_init_extend(&map, UInt32(channels), PA_CHANNEL_MAP_DEFAULT)
+                let props = libpulse.pa_proplist_new()
+                defer { libpulse.pa_proplist_free(props) }
+                if let v = repair.key.mediaRole { _ = libpulse.pa_proplist_sets(props, PA_PROP_MEDIA_ROLE, v) }
+                if let v = repair.key.applicationName { _ = libpulse.pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, v) }
+                if let v = repair.key.applicationID { _ = libpulse.pa_proplist_sets(props, PA_PROP_APPLICATION_ID, v) }
+                _ = libpulse.pa_proplist_sets(props, PA_PROP_MEDIA_NAME, "duckprompt saved-volume repair")
+                _ = libpulse.pa_proplist_sets(props, "duckprompt.repair", "1")
+                guard let stream = libpulse.pa_stream_new_with_proplist(context, "duckprompt saved-volume repair",
                                                                &spec, &map, props) else { return false }
-                pa_stream_set_state_callback(stream, { _, userdata in
-                    pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
+                libpulse.pa_stream_set_state_callback(stream, { _, userdata in
+                    libpulse.pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
                 }, UnsafeMutableRawPointer(mainloop))
                 // No volume at connect: the server must restore the saved (ducked) one, so that
                 // setting the original afterwards is a change it saves.
-                if pa_stream_connect_playback(stream, nil, nil, PA_STREAM_START_CORKED, nil, nil) < 0 {
-                    pa_stream_unref(stream)
+                if libpulse.pa_stream_connect_playback(stream, nil, nil, PA_STREAM_START_CORKED, nil, nil) < 0 {
+                    libpulse.pa_stream_unref(stream)
                     return false
                 }
                 streams.append((stream, repair.volume))
@@ -56,12 +56,12 @@ extension PulseConnection {
             var ready = 0
             withWakeupLocked(at: deadline) {
                 for (stream, volume) in streams {
-                    while pa_stream_get_state(stream) == PA_STREAM_CREATING && isAliveLocked
+                    while libpulse.pa_stream_get_state(stream) == PA_STREAM_CREATING && isAliveLocked
                             && ContinuousClock.now < deadline {
                         waitLocked()
                     }
-                    if pa_stream_get_state(stream) == PA_STREAM_READY {
-                        setSinkInputVolumeLocked(pa_stream_get_index(stream), volume, pending: pending)
+                    if libpulse.pa_stream_get_state(stream) == PA_STREAM_READY {
+                        setSinkInputVolumeLocked(libpulse.pa_stream_get_index(stream), volume, pending: pending)
                         ready += 1
                     }
                 }
@@ -72,9 +72,9 @@ extension PulseConnection {
         if sent { sleepThread(for: .milliseconds(holdMs)) }
         return withLock {
             for (stream, _) in streams {
-                pa_stream_set_state_callback(stream, nil, nil)
-                pa_stream_disconnect(stream)
-                pa_stream_unref(stream)
+                libpulse.pa_stream_set_state_callback(stream, nil, nil)
+                _ = libpulse.pa_stream_disconnect(stream)
+                libpulse.pa_stream_unref(stream)
             }
             return sent && isAliveLocked
         }

@@ -21,10 +21,10 @@ extension PulseConnection {
         let box = ControlBox(mainloop: mainloop)
         try withExtendedLifetime(box) {
             try withLock {
-                let op = pa_context_load_module(context, name, argument, { _, index, userdata in
+                let op = libpulse.pa_context_load_module(context, name, argument, { _, index, userdata in
                     let box = Unmanaged<ControlBox>.fromOpaque(userdata!).takeUnretainedValue()
                     box.index = index
-                    pa_threaded_mainloop_signal(box.mainloop, 0)
+                    libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
                 }, Unmanaged.passUnretained(box).toOpaque())
                 try waitLocked(for: op, what: "loading \(name)")
                 if box.index == VolumeMath.invalidIndex {
@@ -42,10 +42,10 @@ extension PulseConnection {
         let box = ControlBox(mainloop: mainloop)
         try withExtendedLifetime(box) {
             try withLock {
-                let op = pa_context_suspend_sink_by_name(context, sink, suspend ? 1 : 0, { _, success, userdata in
+                let op = libpulse.pa_context_suspend_sink_by_name(context, sink, suspend ? 1 : 0, { _, success, userdata in
                     let box = Unmanaged<ControlBox>.fromOpaque(userdata!).takeUnretainedValue()
                     box.success = success != 0
-                    pa_threaded_mainloop_signal(box.mainloop, 0)
+                    libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
                 }, Unmanaged.passUnretained(box).toOpaque())
                 try waitLocked(for: op, what: suspend ? "suspending \(sink)" : "resuming \(sink)")
                 if !box.success {
@@ -63,10 +63,10 @@ extension PulseConnection {
         let box = ControlBox(mainloop: mainloop)
         try withExtendedLifetime(box) {
             try withLock {
-                let op = pa_context_set_default_sink(context, sink, { _, success, userdata in
+                let op = libpulse.pa_context_set_default_sink(context, sink, { _, success, userdata in
                     let box = Unmanaged<ControlBox>.fromOpaque(userdata!).takeUnretainedValue()
                     box.success = success != 0
-                    pa_threaded_mainloop_signal(box.mainloop, 0)
+                    libpulse.pa_threaded_mainloop_signal(box.mainloop, 0)
                 }, Unmanaged.passUnretained(box).toOpaque())
                 try waitLocked(for: op, what: "setting the default sink")
                 if !box.success {

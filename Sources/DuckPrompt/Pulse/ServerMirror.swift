@@ -183,13 +183,13 @@ final class ServerMirror: @unchecked Sendable {
         }
         let request = Unmanaged.passRetained(Request(self, key)).toOpaque()
         let op: OpaquePointer? = switch key {
-        case .sinks: pa_context_get_sink_info_list(context, Self.sinkAnswer, request)
-        case .sink(let index): pa_context_get_sink_info_by_index(context, index, Self.sinkAnswer, request)
-        case .inputs: pa_context_get_sink_input_info_list(context, Self.inputAnswer, request)
-        case .input(let index): pa_context_get_sink_input_info(context, index, Self.inputAnswer, request)
-        case .outputs: pa_context_get_source_output_info_list(context, Self.outputAnswer, request)
-        case .output(let index): pa_context_get_source_output_info(context, index, Self.outputAnswer, request)
-        case .server: pa_context_get_server_info(context, Self.serverAnswer, request)
+        case .sinks: libpulse.pa_context_get_sink_info_list(context, Self.sinkAnswer, request)
+        case .sink(let index): libpulse.pa_context_get_sink_info_by_index(context, index, Self.sinkAnswer, request)
+        case .inputs: libpulse.pa_context_get_sink_input_info_list(context, Self.inputAnswer, request)
+        case .input(let index): libpulse.pa_context_get_sink_input_info(context, index, Self.inputAnswer, request)
+        case .outputs: libpulse.pa_context_get_source_output_info_list(context, Self.outputAnswer, request)
+        case .output(let index): libpulse.pa_context_get_source_output_info(context, index, Self.outputAnswer, request)
+        case .server: libpulse.pa_context_get_server_info(context, Self.serverAnswer, request)
         }
         guard let op else {
             // The context is failing: nothing will be answered; the snapshot says the connection is lost.
@@ -197,14 +197,14 @@ final class ServerMirror: @unchecked Sendable {
             return
         }
         inFlight.insert(key)
-        pa_operation_unref(op)
+        libpulse.pa_operation_unref(op)
     }
 
     /// One request's answer is complete: ask again if an event came meanwhile.
     private func answeredLocked(_ key: Key) {
         inFlight.remove(key)
         if again.remove(key) != nil { requestLocked(key) }
-        pa_threaded_mainloop_signal(mainloop, 0)
+        libpulse.pa_threaded_mainloop_signal(mainloop, 0)
     }
 
     /// What a request's callbacks carry: the mirror, the key, a list's items until its end.

@@ -58,20 +58,20 @@ final class StreamBox: @unchecked Sendable {
     private func requestAudioTiming() {
         guard let stream else { return }
         // Cancelled when the prompt lets its stream go first (cancelled, the service stopping).
-        keep(pa_stream_update_timing_info(stream, { stream, success, userdata in
+        keep(libpulse.pa_stream_update_timing_info(stream, { stream, success, userdata in
             let box = Unmanaged<StreamBox>.fromOpaque(userdata!).takeUnretainedValue()
             guard let told = box.onAudioTiming else { return }
             box.onAudioTiming = nil
-            guard success != 0, let stream, let info = pa_stream_get_timing_info(stream)?.pointee,
-                  info.write_index_corrupt == 0, let spec = pa_stream_get_sample_spec(stream) else { return }
+            guard success != 0, let stream, let info = libpulse.pa_stream_get_timing_info(stream)?.pointee,
+                  info.write_index_corrupt == 0, let spec = libpulse.pa_stream_get_sample_spec(stream) else { return }
             let (realNow, monotonicNow) = (realtimeNanoseconds(), monotonicNanoseconds())
-            let frameBytes = Int64(pa_frame_size(spec))
+            let frameBytes = Int64(libpulse.pa_frame_size(spec))
             let first = info.write_index - (box.framesWritten - box.audioFrom) * frameBytes
             let stamp = StreamClock.monotonicUs(
                 ofRealtimeUs: microseconds(of: info.timestamp),
                 realNowUs: Int64(realNow / 1000), monotonicNowUs: Int64(monotonicNow / 1000))
             if let at = StreamClock.deviceTimeUs(ofByte: first, readIndex: info.read_index_corrupt == 0 ? info.read_index : nil,
-                                                 sinkUs: info.sink_usec, bytesPerSecond: Int(pa_bytes_per_second(spec)),
+                                                 sinkUs: info.sink_usec, bytesPerSecond: Int(libpulse.pa_bytes_per_second(spec)),
                                                  stampMonotonicUs: stamp) {
                 told(at)
             }
@@ -86,8 +86,8 @@ final class StreamBox: @unchecked Sendable {
     /// `cancelOperations()`; drops those answered meanwhile. Lock held.
     func keep(_ op: OpaquePointer?) {
         operations.removeAll { old in
-            guard pa_operation_get_state(old) != PA_OPERATION_RUNNING else { return false }
-            pa_operation_unref(old)
+            guard libpulse.pa_operation_get_state(old) != PA_OPERATION_RUNNING else { return false }
+            libpulse.pa_operation_unref(old)
             return true
         }
         if let op { operations.append(op) }
@@ -98,8 +98,8 @@ final class StreamBox: @unchecked Sendable {
     /// libpulse: `pa_operation_cancel`, `pa_operation_unref`.
     func cancelOperations() {
         for op in operations {
-            if pa_operation_get_state(op) == PA_OPERATION_RUNNING { pa_operation_cancel(op) }
-            pa_operation_unref(op)
+            if libpulse.pa_operation_get_state(op) == PA_OPERATION_RUNNING { libpulse.pa_operation_cancel(op) }
+            libpulse.pa_operation_unref(op)
         }
         operations.removeAll()
     }

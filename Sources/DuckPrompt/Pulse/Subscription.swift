@@ -91,18 +91,18 @@ extension PulseConnection {
     /// - Throws: `.unavailable` when the server refuses or does not answer.
     func subscribeLocked() throws {
         guard !subscribers.subscribed else { return }
-        pa_context_set_subscribe_callback(context, { _, type, index, userdata in
+        libpulse.pa_context_set_subscribe_callback(context, { _, type, index, userdata in
             let subscribers = Unmanaged<Subscribers>.fromOpaque(userdata!).takeUnretainedValue()
             let event = ServerEvent(type: type.rawValue, index: index)
             subscribers.mirror?.handleLocked(event)
             for inbox in subscribers.inboxes { inbox.events.append(event) }
-            pa_threaded_mainloop_signal(subscribers.mainloop, 0)
+            libpulse.pa_threaded_mainloop_signal(subscribers.mainloop, 0)
         }, Unmanaged.passUnretained(subscribers).toOpaque())
         let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue
             | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_SOURCE_OUTPUT.rawValue
             | PA_SUBSCRIPTION_MASK_CARD.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
-        let op = pa_context_subscribe(context, mask, { _, _, userdata in
-            pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
+        let op = libpulse.pa_context_subscribe(context, mask, { _, _, userdata in
+            libpulse.pa_threaded_mainloop_signal(OpaquePointer(userdata), 0)
         }, UnsafeMutableRawPointer(mainloop))
         try waitLocked(for: op, what: "subscribing to server events")
         subscribers.subscribed = true
@@ -113,7 +113,7 @@ extension PulseConnection {
     package func post(_ event: ServerEvent, to inbox: EventInbox) {
         withLock {
             inbox.events.append(event)
-            pa_threaded_mainloop_signal(mainloop, 0)
+            libpulse.pa_threaded_mainloop_signal(mainloop, 0)
         }
     }
 
@@ -135,12 +135,12 @@ extension PulseConnection {
             let unmanaged = Unmanaged<EventInbox>.fromOpaque(userdata!)
             let inbox = unmanaged.takeUnretainedValue()
             if eol == 0, let info { inbox.sinkInputs.append(SinkInput(info.pointee)) }
-            pa_threaded_mainloop_signal(inbox.mainloop, 0)
+            libpulse.pa_threaded_mainloop_signal(inbox.mainloop, 0)
             if eol != 0 { unmanaged.release() }
         }
-        let op = index.map { pa_context_get_sink_input_info(context, $0, callback, box) }
-            ?? pa_context_get_sink_input_info_list(context, callback, box)
-        if let op { pa_operation_unref(op) } else { Unmanaged<EventInbox>.fromOpaque(box).release() }
+        let op = index.map { libpulse.pa_context_get_sink_input_info(context, $0, callback, box) }
+            ?? libpulse.pa_context_get_sink_input_info_list(context, callback, box)
+        if let op { libpulse.pa_operation_unref(op) } else { Unmanaged<EventInbox>.fromOpaque(box).release() }
     }
 
     /// Waits, lock held, until `inbox` holds events or the connection is interrupted or lost;

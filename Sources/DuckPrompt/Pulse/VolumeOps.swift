@@ -28,15 +28,15 @@ extension PulseConnection {
         }
         var cv = cvolume(volume)
         let box = Unmanaged.passRetained(pending).toOpaque()
-        let op = pa_context_set_sink_input_volume(context, index, &cv, { _, success, userdata in
+        let op = libpulse.pa_context_set_sink_input_volume(context, index, &cv, { _, success, userdata in
             let pending = Unmanaged<PendingOperations>.fromOpaque(userdata!).takeRetainedValue()
             pending.outstanding -= 1
             if success == 0 { pending.failures += 1 }
-            pa_threaded_mainloop_signal(pending.mainloop, 0)
+            libpulse.pa_threaded_mainloop_signal(pending.mainloop, 0)
         }, box)
         if let op {
             pending.outstanding += 1
-            pa_operation_unref(op)
+            libpulse.pa_operation_unref(op)
         } else {
             Unmanaged<PendingOperations>.fromOpaque(box).release()
             pending.failures += 1
