@@ -12,9 +12,11 @@ import Glibc
 /// session bus is there and `serve` left its mark, one `Get` of the `Server` property from the
 /// service's name, never activating it (no owner: the command plays the prompt itself; another
 /// sound server than the command's: itself too); the reply's sender is the owner.
-/// Meanwhile the options are validated and the audio opened and checked here, as the
-/// command's own path does (so a bad option or file gets the same message and status, and no
-/// prompt is asked of the service); then, subscribed first to the
+/// Meanwhile the options are validated and the audio opened here, as the command's own path
+/// does (so a bad option or a missing file gets the same message and status, and no prompt is
+/// asked of the service); a regular file is handed over unread, its audio checked by the
+/// service, and checked here only when the service refuses it (for the command's own message);
+/// then, subscribed first to the
 /// service's `PromptFinished` and to its name's `NameOwnerChanged` (sent before the call, so no
 /// end is missed), `PlayFd` with the audio's descriptor or `Say` with the text, with the options
 /// given on the command line and `stop-with-caller` (the prompt stops if this process dies).
@@ -109,10 +111,19 @@ enum ServiceHandoff {
         // The service's KeepAwake keeps the sink it routes to, not the one PULSE_SINK names.
         if keepAwake != nil, fromSink != nil { return .local(nil) }
         keys[Handoff.stopWithCaller] = .bool(true)
-        // The audio opened and checked here, as the command's own path opens it.
+        // A regular file is opened here and handed over unread: the service checks its audio
+        // (this process then loads no libsndfile). Anything else (standard input, a FIFO, a
+        // file that cannot be opened, an empty one, one larger than the service reads from a
+        // descriptor) is opened and checked here, as the command's own path opens it.
         var sources: [any PromptSource]? = nil
+        var descriptor: Int32? = nil
+        defer { if let descriptor { close(descriptor) } }
         if case .file(let file) = route {
-            sources = try DuckPrompt.sources(files: [file], say: [], voice: nil, wordsPerMinute: nil, cancellation: cancellation)
+            descriptor = AudioSource.unreadDescriptor(path: file)
+            if descriptor == nil {
+                sources = try DuckPrompt.sources(files: [file], say: [], voice: nil, wordsPerMinute: nil,
+                                                 cancellation: cancellation)
+            }
         } else {
             try SpeechSource.checkLength(texts)
         }
@@ -124,9 +135,9 @@ enum ServiceHandoff {
         // A signal meanwhile: the command's own path ends at once (CancellationError).
         guard !cancellation.isCancelled, let service = lookup.wait() else { return .local(sources) }
         let call: Service.Call
-        var descriptor: Int32? = nil
-        defer { if let descriptor { close(descriptor) } }
-        if let audio = sources?.first as? AudioSource {
+        if let descriptor {
+            call = .playFd(descriptor)
+        } else if let audio = sources?.first as? AudioSource {
             // No /proc, no memory for a memfd: played here.
             guard let fd = try? audio.handOverDescriptor() else { return .local(sources) }
             descriptor = fd
@@ -140,6 +151,13 @@ enum ServiceHandoff {
         case .playLocally:
             return .local(sources)
         case .exit(let status, let lines):
+            // The service refused the unread file's audio: checked here, so that the message
+            // and status are the command's own (what opening it throws); the service's, if
+            // this finds nothing wrong.
+            if [65, 66].contains(status), sources == nil, case .file(let file) = route {
+                _ = try DuckPrompt.sources(files: [file], say: [], voice: nil, wordsPerMinute: nil,
+                                           cancellation: cancellation)
+            }
             printLines(lines, status: status, fromSink: fromSink)
             if status == 0, let until = service.keepAwakeUntil { service.stay(until: until, cancellation: cancellation) }
             return .handled(status)

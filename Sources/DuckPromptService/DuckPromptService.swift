@@ -411,7 +411,7 @@ public final class DuckPromptService: Sendable {
                 + "--during-call drop)", dropReason: .duringCall)
         }
         if let device = options.device {
-            let listing = try prompter.devices(request: device, config: options.config)
+            let listing = try prompter.listingFromCopy(request: device, config: options.config)
             if listing.route == nil {
                 throw listing.routeError ?? DuckPromptError(.unavailable, "no usable sink for \(device)")
             }

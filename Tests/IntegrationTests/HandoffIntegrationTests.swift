@@ -51,12 +51,19 @@ struct HandoffIntegrationTests {
         #expect(service.stop() == 0)
     }
 
-    @Test("Through the service, a missing file, a bad option and a prompt dropped (--on-busy drop) exit as the command's own path, with its message; nothing queued for the first two")
+    @Test("Through the service, a missing file, a file that is not audio, a cut WAV, a bad option and a prompt dropped (--on-busy drop) exit as the command's own path, with its message; nothing queued for the first four")
     func sameErrors() throws {
         let (rig, _, service) = try ServiceIntegrationTests.idleSpeaker()
         _ = rig
         let prompt = try DuckIntegrationTests.prompt(seconds: 0.3)
-        for (args, status) in [(["/nonexistent/handoff-\(rig.tag).wav"], Int32(66)), (["--duck", "5dB", prompt], 64),
+        // Regular files the command hands over unread: the service refuses their audio, and
+        // the command says what its own path says.
+        let notAudio = prompt + ".txt", cut = prompt + ".cut.wav"
+        try Data("In 200 m, turn left\n".utf8).write(to: URL(fileURLWithPath: notAudio))
+        try Data(try Data(contentsOf: URL(fileURLWithPath: prompt)).prefix(1000)).write(to: URL(fileURLWithPath: cut))
+        defer { for file in [notAudio, cut] { try? FileManager.default.removeItem(atPath: file) } }
+        for (args, status) in [(["/nonexistent/handoff-\(rig.tag).wav"], Int32(66)), ([notAudio], 65), ([cut], 65),
+                               (["--duck", "5dB", prompt], 64),
                                (["--priority", "urgent", prompt], 64), (["-d", "no-such-sink-\(rig.tag)", prompt], 69)] {
             let through = try run([duckpromptBinary, "play"] + args, check: false)
             let own = try run([duckpromptBinary, "play", "--no-service"] + args, check: false)

@@ -245,6 +245,26 @@ public final class AudioSource: LibrarySource, @unchecked Sendable {
     /// A regular file's size in bytes, as opened; nil for audio read into memory.
     package var fileSize: Int64? { identity?.size }
 
+    /// A regular file's descriptor for another process to read (`duckprompt play` handing its
+    /// prompt to `duckprompt serve`, `PlayFd`), opened as `init(path:)` opens it but not read:
+    /// the service checks the audio as this init would (and the command checks it here only
+    /// when the service refuses it, for the message its own path gives), so a handed-over
+    /// prompt loads no libsndfile in the command. The descriptor is at offset 0, blocking; the
+    /// caller closes it.
+    /// - Returns: nil when `path` is `-`, cannot be opened, or is not a regular file of 1 byte
+    ///   to `inputLimit`: the caller opens it with `init(path:)`, which says what is wrong (or
+    ///   streams a larger file).
+    /// `open(2)`, `fstat(2)` (`BoundedFile.openInput`), `fcntl(2)`.
+    package static func unreadDescriptor(path: String) -> Int32? {
+        guard path != "-", let (fd, status) = try? BoundedFile.openInput(path: path) else { return nil }
+        guard status.st_mode & S_IFMT == S_IFREG, status.st_size > 0, status.st_size <= Self.inputLimit else {
+            try? POSIX.close(fd)
+            return nil
+        }
+        BoundedFile.clearNonBlocking(fd)
+        return fd
+    }
+
     /// A new descriptor of this audio's bytes from their first, for another process to read to
     /// its end (`duckprompt play` handing its prompt to `duckprompt serve`, `PlayFd`): a regular
     /// file opened again through `/proc/self/fd/N` (the same file, with an offset of its own:

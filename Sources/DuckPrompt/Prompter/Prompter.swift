@@ -406,6 +406,21 @@ public final class Prompter: Sendable {
                              busCalls: calls.readings())
     }
 
+    /// `devices(request:config:)` from the prompter's copy of the server as it stands, with no
+    /// sink list read anew (`currentSnapshot()`, where `devices` reads the sinks again as a
+    /// prompt's route does): whether a call's `device` names a sink now, for the D-Bus
+    /// service's check at the call, which is on the way from `PlayFd` to the first sample. A
+    /// sink's presence is followed by events (its state and latency need not be, and are not
+    /// asked for here).
+    /// - Throws: as `devices(request:config:)`.
+    package func listingFromCopy(request: DeviceRequest, config: DuckPromptConfig) throws -> DeviceListing {
+        let connection = try reconnect()
+        try connection.waitUntilReady()
+        let (snapshot, info) = try connection.currentSnapshot()
+        return DeviceListing(snapshot: snapshot, request: request, config: config, serverName: info.serverName,
+                             serverVersion: info.serverVersion, busCalls: calls.readings())
+    }
+
     // MARK: - Events and results
 
     /// The prompter's events from now on, in order: every prompt's `queued`, `started` (if it
