@@ -62,6 +62,10 @@
 ///    Output` → hdmi, a split-port `Built-in Audio Headphones` → headphones. A card whose
 ///    names say nothing stays unknown (rule 11), not speaker: a guess must not look like
 ///    knowledge.
+/// 9b. **an analog output with no port** (a guess, said so in the evidence): an ALSA sink whose
+///    card lists no port and that has no form factor, whose profile (`analog-stereo`,
+///    `analog-surround-*`) or PCM (`front:0`, `surround51:0`) says it is the card's analog
+///    output (an ASUS Xonar DX on PipeWire) → line-out.
 /// 10. **virtual**: no device property (`device.api`, `device.bus`, `device.bus_path`,
 ///    `device.form_factor`, `device.string`, `device.vendor.*`, `device.product.*`,
 ///    `sysfs.path`, `alsa.*`, `api.alsa.*`, `api.bluez5.*`, `bluez.*`, `bluetooth.*`) and no
@@ -116,6 +120,7 @@ package enum Classifier {
         if let decision = byALSAPCM(properties, keys: keys) { return decision }
         if let decision = byFormFactor(properties) { return decision }
         if let decision = byALSANames(sink, keys: keys) { return decision }
+        if let decision = byAnalogOutputWithoutPort(sink, keys: keys) { return decision }
         if sink.ports.isEmpty {
             let marker = virtualMarker(sink)
             // An ALSA node that `pw-cli ls Node` cut down to `object.path=alsa:…` and its names

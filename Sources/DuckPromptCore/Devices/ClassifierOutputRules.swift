@@ -1,6 +1,6 @@
-// The classifier's rules 6 to 9 (Classifier.swift has the order): what the sink's output says
+// The classifier's rules 6 to 9b (Classifier.swift has the order): what the sink's output says
 // when its bus and transport said nothing — the active port, the ALSA PCM, the form factor,
-// the ALSA names.
+// the ALSA names, and the guess for an analog output with no port.
 extension Classifier {
     // MARK: 6. Active port
 
@@ -80,6 +80,29 @@ extension Classifier {
         guard isALSA(sink, keys: keys), let found = ALSANames.kind(sink) else { return nil }
         let missing = sink.ports.isEmpty ? "; the dump lists no ports" : ""
         return (found.kind, "\(found.key)=\(found.value) (\(found.source.rawValue)\(missing))")
+    }
+
+    // MARK: 9b. An analog output with no port
+
+    /// An ALSA sink whose card lists no port, with no form factor, whose profile or PCM says
+    /// it is the card's analog output (`device.profile.name=analog-stereo`, `analog-surround-51`;
+    /// PCM `front:0`, `surround51:0`): a discrete card's analog jack, read as its line out.
+    /// A guess, and the evidence says so: no port tells line out from headphones or speakers.
+    static func byAnalogOutputWithoutPort(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
+        let p = sink.properties
+        guard sink.ports.isEmpty, isALSA(sink, keys: keys), lookup(p, "device.form_factor") == nil else { return nil }
+        var said: String?
+        if let profile = value(p, "device.profile.name"), profile.hasPrefix("analog-") {
+            said = "device.profile.name=\(p["device.profile.name"] ?? profile)"
+        } else {
+            for key in ["api.alsa.path", "device.string"] {
+                guard let pcm = value(p, key) else { continue }
+                if pcm.hasPrefix("front:") || pcm.hasPrefix("surround") { said = "\(key)=\(p[key] ?? pcm)"; break }
+            }
+        }
+        guard let said else { return nil }
+        return (.lineOut, "\(said) (a guess: an analog output whose card lists no port to say which jack, "
+                + "and no device.form_factor; read as the card's line out)")
     }
 
     /// Whether the sink is an ALSA device: `alsa.*`/`api.alsa.*` properties, `device.api=alsa`,

@@ -86,7 +86,8 @@ package enum TruncatedJSON {
                         break
                     }
                 }
-                guard closed else { return stop(start) }
+                // A string the text ends in (`"audi`) was cut, not wrong.
+                guard closed else { return stop(bytes.count) }
                 if isKey {
                     previous = .key
                 } else {
