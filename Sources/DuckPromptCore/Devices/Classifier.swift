@@ -170,11 +170,11 @@ package enum Classifier {
             }
         }
         if let factory {
-            if factory.contains(".sco.") || factory.contains("hfp") || factory.contains("hsp") {
+            if factory.containsText(".sco.") || factory.containsText("hfp") || factory.containsText("hsp") {
                 return (.bluetoothHFP, "factory.name=\(factory)")
             }
-            if factory.contains(".a2dp.") || factory.contains(".media.") || factory.contains(".bap.")
-                || factory.contains("asha") {
+            if factory.containsText(".a2dp.") || factory.containsText(".media.") || factory.containsText(".bap.")
+                || factory.containsText("asha") {
                 return (.bluetoothA2DP, "factory.name=\(factory)")
             }
         }
@@ -195,13 +195,13 @@ package enum Classifier {
         // `headset-head-unit` is `headset_head_unit`: every `-` read as `_`.
         let name = String(decoding: profile.lowercased().utf8.map { $0 == UInt8(ascii: "-") ? UInt8(ascii: "_") : $0 },
                           as: UTF8.self)
-        if name.contains("a2dp") || name.contains("bap") || name.contains("asha")
-            || name.contains("le_audio") || name.contains("leaudio") {
+        if name.containsText("a2dp") || name.containsText("bap") || name.containsText("asha")
+            || name.containsText("le_audio") || name.containsText("leaudio") {
             return .bluetoothA2DP
         }
-        if name.contains("head_unit") || name.contains("audio_gateway") || name.hasPrefix("hsp")
-            || name.hasPrefix("hfp") || name.contains("headset") || name.contains("handsfree")
-            || name.contains("sco") {
+        if name.containsText("head_unit") || name.containsText("audio_gateway") || name.hasPrefix("hsp")
+            || name.hasPrefix("hfp") || name.containsText("headset") || name.containsText("handsfree")
+            || name.containsText("sco") {
             return .bluetoothHFP
         }
         return nil
@@ -268,7 +268,7 @@ package enum Classifier {
         if sink.driver.lowercased().hasPrefix("module-jack") { return (.virtual, "driver \(sink.driver) \(behind)") }
         if value(sink.properties, "device.api") == "jack" { return (.virtual, "device.api=jack \(behind)") }
         if let key = keys.firstJACKKey { return (.virtual, "\(key)=\(sink.properties[key] ?? "") \(behind)") }
-        if let factory = value(sink.properties, "factory.name"), factory.contains("jack") {
+        if let factory = value(sink.properties, "factory.name"), factory.containsText("jack") {
             return (.virtual, "factory.name=\(factory) \(behind)")
         }
         return nil
@@ -306,7 +306,7 @@ package enum Classifier {
             return (.usb, "alsa.driver_name=snd_usb_audio")
         }
         for key in ["alsa.long_card_name", "api.alsa.card.longname"] {
-            if let longName = value(p, key), longName.contains(" at usb-") {
+            if let longName = value(p, key), longName.containsText(" at usb-") {
                 return (.usb, "\(key) names a USB port")
             }
         }
@@ -332,7 +332,7 @@ package enum Classifier {
     /// `usb` as a component of a bus or sysfs path: `pci-0000:00:14.0-usb-0:2:1.0`,
     /// `/devices/pci0000:00/0000:00:14.0/usb1/1-2/…`.
     private static func hasUSBComponent(_ path: String) -> Bool {
-        guard path.contains("usb") else { return false }
+        guard path.containsText("usb") else { return false }
         return path.utf8.split(whereSeparator: { "/-:._".utf8.contains($0) }).contains { component in
             component.starts(with: "usb".utf8) && Substring(component.dropFirst(3)).allSatisfy(\.isNumber)
         }

@@ -29,10 +29,10 @@ extension Classifier {
             byName = .headphones
         } else if name.hasPrefix("analog-output-lineout") || name.hasPrefix("[out] line") {
             byName = .lineOut
-        } else if name.hasPrefix("iec958") || name.hasPrefix("[out] spdif") || name.contains("spdif") {
+        } else if name.hasPrefix("iec958") || name.hasPrefix("[out] spdif") || name.containsText("spdif") {
             byName = .lineOut
         } else if name.hasPrefix("hdmi-output") || name.hasPrefix("[out] hdmi")
-                    || name.contains("displayport") || name.hasPrefix("[out] dp") {
+                    || name.containsText("displayport") || name.hasPrefix("[out] dp") {
             byName = .hdmi
         } else {
             byName = nil

@@ -47,8 +47,13 @@ package enum PwCliReader {
     }
 
     static func read(_ text: String) -> [Sink] {
+        read(lines: DumpLine.lines(of: text))
+    }
+
+    /// The same, from the dump's lines (`DumpLine.lines(of:)`), split once by the caller.
+    static func read(lines: [DumpLine]) -> [Sink] {
         var objects: [Object] = []
-        for line in DumpLine.lines(of: text) {
+        for line in lines {
             if let found = header(line) {
                 objects.append(Object(id: found.id, type: found.type ?? ""))
                 continue

@@ -70,7 +70,6 @@ package enum TruncatedJSON {
             case UInt8(ascii: "\""):
                 let isKey = (previous == .opener || previous == .comma) && stack.last == true
                 guard isKey || valueMayStart else { return stop(index) }
-                let start = index
                 index += 1
                 var escaped = false
                 var closed = false
