@@ -108,17 +108,18 @@ package enum Classifier {
     private static func kindAndEvidence(_ sink: Sink) -> (DeviceKind, String) {
         let properties = sink.properties
         let port = effectiveActivePort(sink)
-        let keys = KeyFamilies(properties.keys)
+        let keys = KeyFamilies(properties)
 
         if let decision = bluetooth(sink, keys: keys) { return decision }
-        if let decision = car(properties, port: port) { return decision }
+        if let decision = car(properties, port: port, keys: keys) { return decision }
         if let decision = network(sink, keys: keys) { return decision }
         if let decision = jack(sink, keys: keys) { return decision }
-        if let decision = silentALSACard(properties) { return decision }
+        // Rule 4 reads `alsa.*` and `api.alsa.*` keys alone.
+        if keys.hasALSAKey, let decision = silentALSACard(properties) { return decision }
         if let decision = usb(sink, keys: keys) { return decision }
         if let port, let decision = byPort(port) { return decision }
         if let decision = byALSAPCM(properties, keys: keys) { return decision }
-        if let decision = byFormFactor(properties) { return decision }
+        if keys.hasFormFactorKey, let decision = byFormFactor(properties) { return decision }
         if let decision = byALSANames(sink, keys: keys) { return decision }
         if let decision = byAnalogOutputWithoutPort(sink, keys: keys) { return decision }
         if sink.ports.isEmpty {
@@ -141,8 +142,8 @@ package enum Classifier {
 
     private static func bluetooth(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
         let p = sink.properties
-        let api = value(p, "device.api")
-        let factory = value(p, "factory.name")
+        let api = keys.deviceAPI
+        let factory = keys.factoryName
         let driver = sink.driver.lowercased()
         let busEvidence: String?
         if let api, api == "bluez" || api == "bluez5" {
@@ -209,8 +210,8 @@ package enum Classifier {
 
     // MARK: 2. Car
 
-    private static func car(_ p: [String: String], port: Port?) -> (DeviceKind, String)? {
-        if let (key, formFactor) = lookup(p, "device.form_factor"), formFactor == "car" {
+    private static func car(_ p: [String: String], port: Port?, keys: KeyFamilies) -> (DeviceKind, String)? {
+        if keys.hasFormFactorKey, let (key, formFactor) = lookup(p, "device.form_factor"), formFactor == "car" {
             return (.car, "\(key)=car")
         }
         if let port, port.type == .car { return (.car, "active port \(port.name) (type car)") }
@@ -230,11 +231,11 @@ package enum Classifier {
         if networkDriverPrefixes.contains(where: { driver.hasPrefix($0) }) {
             return (.network, "driver \(sink.driver)")
         }
-        if let api = value(p, "device.api"), ["raop", "tunnel", "rtp", "roc", "pulse"].contains(api) {
+        if let api = keys.deviceAPI, ["raop", "tunnel", "rtp", "roc", "pulse"].contains(api) {
             return (.network, "device.api=\(api)")
         }
         if value(p, "node.network") == "true" { return (.network, "node.network=true") }
-        if let factory = value(p, "factory.name"),
+        if let factory = keys.factoryName,
            factory.utf8.split(whereSeparator: { ".-_".utf8.contains($0) })
                .contains(where: { networkFactoryWords.contains(Substring($0)) }) {
             return (.network, "factory.name=\(factory)")
@@ -266,9 +267,9 @@ package enum Classifier {
     private static func jack(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
         let behind = "(the device is behind JACK)"
         if sink.driver.lowercased().hasPrefix("module-jack") { return (.virtual, "driver \(sink.driver) \(behind)") }
-        if value(sink.properties, "device.api") == "jack" { return (.virtual, "device.api=jack \(behind)") }
+        if keys.deviceAPI == "jack" { return (.virtual, "device.api=jack \(behind)") }
         if let key = keys.firstJACKKey { return (.virtual, "\(key)=\(sink.properties[key] ?? "") \(behind)") }
-        if let factory = value(sink.properties, "factory.name"), factory.containsText("jack") {
+        if let factory = keys.factoryName, factory.containsText("jack") {
             return (.virtual, "factory.name=\(factory) \(behind)")
         }
         return nil
@@ -279,11 +280,14 @@ package enum Classifier {
     /// The ALSA loopback card (snd-aloop) and the dummy card (snd-dummy): each looks like a
     /// sound card (HARDWARE flag, a generic port) but nothing is heard from it.
     private static func silentALSACard(_ p: [String: String]) -> (DeviceKind, String)? {
+        let alsaDriver = value(p, "alsa.driver_name")
+        let cardNames = (value(p, "alsa.card_name"), value(p, "api.alsa.card.name"))
         for (driver, card, what) in [("snd_aloop", "loopback", "an ALSA loopback card"), ("snd_dummy", "dummy", "the ALSA dummy card")] {
-            if value(p, "alsa.driver_name") == driver {
+            if alsaDriver == driver {
                 return (.virtual, "alsa.driver_name=\(driver) (\(what): nothing is heard)")
             }
-            for key in ["alsa.card_name", "api.alsa.card.name"] where value(p, key) == card {
+            for key in ["alsa.card_name", "api.alsa.card.name"]
+            where (key == "alsa.card_name" ? cardNames.0 : cardNames.1) == card {
                 return (.virtual, "\(key)=\(p[key] ?? card) (\(what): nothing is heard)")
             }
         }
@@ -295,6 +299,9 @@ package enum Classifier {
     private static let busKeys = ["device.bus_path", "sysfs.path", "api.alsa.path"]
 
     private static func usb(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
+        // Every key read below is a device key (`KeyFamilies.hasDeviceKey`); without one, only
+        // an ALSA driver's sink name is left.
+        guard keys.hasDeviceKey || sink.driver.hasPrefix("module-alsa") else { return nil }
         let p = sink.properties
         if value(p, "device.bus") == "usb" { return (.usb, "device.bus=usb") }
         for key in busKeys {
@@ -305,14 +312,14 @@ package enum Classifier {
         if value(p, "alsa.driver_name") == "snd_usb_audio" {
             return (.usb, "alsa.driver_name=snd_usb_audio")
         }
-        for key in ["alsa.long_card_name", "api.alsa.card.longname"] {
+        for key in ["alsa.long_card_name", "api.alsa.card.longname"] where keys.hasALSAKey {
             if let longName = value(p, key), longName.containsText(" at usb-") {
                 return (.usb, "\(key) names a USB port")
             }
         }
         // snd-usb-audio sets the card's components to `USB<vendor>:<product>`.
         if let components = value(p, "alsa.components"),
-           components.split(separator: " ").contains(where: { $0.wholeMatch(of: DumpPatterns.usbID) != nil }) {
+           components.split(separator: " ").contains(where: { $0.hasPrefix("usb") && $0.wholeMatch(of: DumpPatterns.usbID) != nil }) {
             return (.usb, "alsa.components=\(p["alsa.components"] ?? components)")
         }
         if let udevID = value(p, "udev.id"), udevID.hasPrefix("usb-") {
@@ -320,9 +327,10 @@ package enum Classifier {
         }
         // A dump cut down to a few ALSA properties: no bus property is left, so read the bus id
         // PulseAudio/PipeWire built the ALSA sink name from (udev ID_PATH / ID_ID).
+        guard sink.name.hasPrefix("alsa_output.usb-") else { return nil }
         let isALSA = keys.hasALSAKey || sink.driver.hasPrefix("module-alsa")
         let hasBus = ["device.bus", "device.bus_path", "sysfs.path", "udev.id"].contains { lookup(p, $0) != nil }
-        if isALSA, !hasBus, sink.name.hasPrefix("alsa_output.usb-") {
+        if isALSA, !hasBus {
             let busID = sink.name.dropFirst("alsa_output.".count).prefix { $0 != "." }
             return (.usb, "ALSA bus id \(busID) in the sink name (the dump has no bus property)")
         }

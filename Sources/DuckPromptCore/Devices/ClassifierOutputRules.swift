@@ -44,7 +44,7 @@ extension Classifier {
     // MARK: 7. ALSA PCM
 
     static func byALSAPCM(_ p: [String: String], keys: KeyFamilies) -> (DeviceKind, String)? {
-        guard keys.hasALSAKey || value(p, "device.api") == "alsa" else { return nil }
+        guard keys.hasALSAKey || keys.deviceAPI == "alsa" else { return nil }
         if let profile = value(p, "device.profile.name") {
             if profile.hasPrefix("hdmi-") { return (.hdmi, "device.profile.name=\(p["device.profile.name"] ?? profile)") }
             if profile.hasPrefix("iec958-") { return (.lineOut, "device.profile.name=\(p["device.profile.name"] ?? profile)") }
@@ -90,7 +90,8 @@ extension Classifier {
     /// A guess, and the evidence says so: no port tells line out from headphones or speakers.
     static func byAnalogOutputWithoutPort(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
         let p = sink.properties
-        guard sink.ports.isEmpty, isALSA(sink, keys: keys), lookup(p, "device.form_factor") == nil else { return nil }
+        guard sink.ports.isEmpty, isALSA(sink, keys: keys), !keys.hasFormFactorKey || lookup(p, "device.form_factor") == nil
+        else { return nil }
         var said: String?
         if let profile = value(p, "device.profile.name"), profile.hasPrefix("analog-") {
             said = "device.profile.name=\(p["device.profile.name"] ?? profile)"
@@ -110,7 +111,7 @@ extension Classifier {
     /// `pw-cli ls Node` dump keeps).
     static func isALSA(_ sink: Sink, keys: KeyFamilies) -> Bool {
         let p = sink.properties
-        return keys.hasALSAKey || value(p, "device.api") == "alsa" || sink.driver.hasPrefix("module-alsa")
-            || value(p, "object.path")?.hasPrefix("alsa:") == true || value(p, "factory.name")?.hasPrefix("api.alsa.") == true
+        return keys.hasALSAKey || keys.deviceAPI == "alsa" || sink.driver.hasPrefix("module-alsa")
+            || value(p, "object.path")?.hasPrefix("alsa:") == true || keys.factoryName?.hasPrefix("api.alsa.") == true
     }
 }

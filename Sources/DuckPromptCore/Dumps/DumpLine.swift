@@ -269,13 +269,15 @@ package struct DumpLine: Sendable, Equatable {
         // Most lines hold a `:` or a `=`: seen on the bytes when the line is ASCII (a byte of
         // `:` may be part of a larger character only next to a non-ASCII scalar).
         let utf8 = text.utf8
-        if utf8.contains(0x3A) || utf8.contains(0x3D) {
-            if text.isASCII || text.contains(":") || text.contains("=") { return nil }
+        var colonOrEquals = false, nonASCII = false, hash = false
+        for byte in utf8 {
+            if byte == 0x3A || byte == 0x3D { colonOrEquals = true } else if byte == 0x23 { hash = true } else if byte >= 0x80 { nonASCII = true }
         }
+        if colonOrEquals, !nonASCII || text.contains(":") || text.contains("=") { return nil }
         // Each pattern only where it can match (a regex match costs microseconds a line): a
         // `#`, `№`, `č.` or `Nr.` for the first; an ASCII digit first for the second (an index
         // of other digits is no UInt32).
-        if utf8.contains(where: { $0 == 0x23 || $0 >= 0x80 }) || text.containsText("Nr."),
+        if hash || nonASCII || text.containsText("Nr."),
            let match = text.wholeMatch(of: DumpPatterns.numberedHeader),
            let index = UInt32(match.output.2) {
             return (DumpVocabulary.normalizedKey(match.output.1), index)

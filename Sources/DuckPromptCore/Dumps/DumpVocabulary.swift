@@ -71,6 +71,21 @@ package enum DumpVocabulary {
             afterSpace = byte == 0x20
         }
         if normal, !afterSpace { return String(key) }
+        if key.isASCII {
+            // Lower-cased, blanks between words made one: on the bytes.
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(key.utf8.count)
+            var pendingSpace = false
+            for byte in key.utf8 {
+                if byte == 0x20 {
+                    pendingSpace = !bytes.isEmpty
+                    continue
+                }
+                if pendingSpace { bytes.append(0x20); pendingSpace = false }
+                bytes.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
         return key.lowercased().split(whereSeparator: { $0 == " " }).joined(separator: " ")
     }
 
@@ -170,6 +185,7 @@ package enum DumpVocabulary {
     static func volume(_ text: String) -> ChannelVolumes? {
         // Both patterns need a `%`.
         guard text.utf8.contains(0x25) else { return nil }
+        if let values = VolumeText.rawValues(text) { return ChannelVolumes(values) }
         let raw = text.matches(of: DumpPatterns.rawVolume)
         if !raw.isEmpty {
             let values = raw.compactMap { UInt32($0.output.2) }
