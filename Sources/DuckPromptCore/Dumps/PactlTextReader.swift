@@ -111,7 +111,8 @@ package enum SinkDumpReader {
         // Text that merely looks like a block (random bytes with a `key: value` line) gives
         // sinks without a name: no sink can be routed to by nothing.
         guard snapshot.sinks.contains(where: { !$0.name.isEmpty }) else {
-            throw DuckPromptError(.unsupportedData, "no sinks found (no sink in it has a name): " + formatsRead)
+            throw DuckPromptError(.unsupportedData, "no sinks found (no sink in it has a name): " + formatsRead
+                                  + DumpRefusal.nearest(format ?? .pactlText))
         }
         return snapshot
     }
