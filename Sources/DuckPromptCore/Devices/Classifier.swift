@@ -357,7 +357,7 @@ package enum Classifier {
     /// What marks a sink as virtual: `device.class=abstract|filter`, `node.virtual=true`,
     /// `factory.name=support.null-audio-sink`, `device.master_device`, `node.link-group`, a
     /// null/combine/remap/loopback/filter driver.
-    private static func virtualMarker(_ sink: Sink) -> String? {
+    static func virtualMarker(_ sink: Sink) -> String? {
         let p = sink.properties
         if let deviceClass = value(p, "device.class"), deviceClass == "abstract" || deviceClass == "filter" {
             return "device.class=\(deviceClass)"

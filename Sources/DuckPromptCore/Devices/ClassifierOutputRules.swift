@@ -88,9 +88,12 @@ extension Classifier {
     /// it is the card's analog output (`device.profile.name=analog-stereo`, `analog-surround-51`;
     /// PCM `front:0`, `surround51:0`): a discrete card's analog jack, read as its line out.
     /// A guess, and the evidence says so: no port tells line out from headphones or speakers.
+    /// Never for a sink rule 10 marks virtual (a filter or null sink that copied the names).
     static func byAnalogOutputWithoutPort(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
         let p = sink.properties
-        guard sink.ports.isEmpty, isALSA(sink, keys: keys), !keys.hasFormFactorKey || lookup(p, "device.form_factor") == nil
+        // Not a filter or null sink that copied its device's names (rule 10 marks it).
+        guard sink.ports.isEmpty, isALSA(sink, keys: keys), !keys.hasFormFactorKey || lookup(p, "device.form_factor") == nil,
+              virtualMarker(sink) == nil
         else { return nil }
         var said: String?
         if let profile = value(p, "device.profile.name"), profile.hasPrefix("analog-") {
