@@ -229,7 +229,9 @@ enum Help {
 
     One line per sink: index, name, kind, external yes/no, state, active port. '*' marks the
     sink a prompt would go to, 'default' the server's default sink. While a call rings or is
-    on (or held), a last line says so: 'call: active (…)' with each call seen.
+    on (or held), a last line says so: 'call: active (…)' with each call seen. A sink a dump
+    gives no name (pactl through grep, a node cut short) is listed as '(unnamed Sink #0)',
+    and a 'note:' line says so.
 
     OPTIONS:
       --json                  Print JSON (see Docs/json.md).

@@ -26,6 +26,7 @@ enum Output {
         } else if let error = listing.routeError {
             lines.append("no sink for a prompt: \(error.message)")
         }
+        lines += listing.notes.map { "note: \($0)" }
         if listing.callState != .none {
             lines.append("call: \(listing.callState.rawValue)"
                 + listing.calls.readings.map { " (\($0.detail): \($0.state.rawValue))" }.joined(separator: ","))

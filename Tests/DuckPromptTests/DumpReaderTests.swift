@@ -528,6 +528,7 @@ struct NamelessDumpTests {
         #expect(error?.code == .unsupportedData)
         #expect(error?.message.hasPrefix("no sinks found (no sink in it has a name): duckprompt reads `pactl list sinks`") == true,
                 "\(String(describing: error))")
+        #expect(error?.message.hasSuffix(DumpRefusal.nearest(.pactlText)) == true, "what it lacks: \(String(describing: error))")
     }
 }
 

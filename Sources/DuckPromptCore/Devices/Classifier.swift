@@ -62,6 +62,10 @@
 ///    Output` → hdmi, a split-port `Built-in Audio Headphones` → headphones. A card whose
 ///    names say nothing stays unknown (rule 11), not speaker: a guess must not look like
 ///    knowledge.
+/// 9b. **an analog output with no port** (a guess, said so in the evidence): an ALSA sink whose
+///    card lists no port and that has no form factor, whose profile (`analog-stereo`,
+///    `analog-surround-*`) or PCM (`front:0`, `surround51:0`) says it is the card's analog
+///    output (an ASUS Xonar DX on PipeWire) → line-out.
 /// 10. **virtual**: no device property (`device.api`, `device.bus`, `device.bus_path`,
 ///    `device.form_factor`, `device.string`, `device.vendor.*`, `device.product.*`,
 ///    `sysfs.path`, `alsa.*`, `api.alsa.*`, `api.bluez5.*`, `bluez.*`, `bluetooth.*`) and no
@@ -104,18 +108,20 @@ package enum Classifier {
     private static func kindAndEvidence(_ sink: Sink) -> (DeviceKind, String) {
         let properties = sink.properties
         let port = effectiveActivePort(sink)
-        let keys = KeyFamilies(properties.keys)
+        let keys = KeyFamilies(properties)
 
         if let decision = bluetooth(sink, keys: keys) { return decision }
-        if let decision = car(properties, port: port) { return decision }
+        if let decision = car(properties, port: port, keys: keys) { return decision }
         if let decision = network(sink, keys: keys) { return decision }
         if let decision = jack(sink, keys: keys) { return decision }
-        if let decision = silentALSACard(properties) { return decision }
+        // Rule 4 reads `alsa.*` and `api.alsa.*` keys alone.
+        if keys.hasALSAKey, let decision = silentALSACard(properties) { return decision }
         if let decision = usb(sink, keys: keys) { return decision }
         if let port, let decision = byPort(port) { return decision }
         if let decision = byALSAPCM(properties, keys: keys) { return decision }
-        if let decision = byFormFactor(properties) { return decision }
+        if keys.hasFormFactorKey, let decision = byFormFactor(properties) { return decision }
         if let decision = byALSANames(sink, keys: keys) { return decision }
+        if let decision = byAnalogOutputWithoutPort(sink, keys: keys) { return decision }
         if sink.ports.isEmpty {
             let marker = virtualMarker(sink)
             // An ALSA node that `pw-cli ls Node` cut down to `object.path=alsa:…` and its names
@@ -136,8 +142,8 @@ package enum Classifier {
 
     private static func bluetooth(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
         let p = sink.properties
-        let api = value(p, "device.api")
-        let factory = value(p, "factory.name")
+        let api = keys.deviceAPI
+        let factory = keys.factoryName
         let driver = sink.driver.lowercased()
         let busEvidence: String?
         if let api, api == "bluez" || api == "bluez5" {
@@ -165,11 +171,11 @@ package enum Classifier {
             }
         }
         if let factory {
-            if factory.contains(".sco.") || factory.contains("hfp") || factory.contains("hsp") {
+            if factory.containsText(".sco.") || factory.containsText("hfp") || factory.containsText("hsp") {
                 return (.bluetoothHFP, "factory.name=\(factory)")
             }
-            if factory.contains(".a2dp.") || factory.contains(".media.") || factory.contains(".bap.")
-                || factory.contains("asha") {
+            if factory.containsText(".a2dp.") || factory.containsText(".media.") || factory.containsText(".bap.")
+                || factory.containsText("asha") {
                 return (.bluetoothA2DP, "factory.name=\(factory)")
             }
         }
@@ -190,13 +196,13 @@ package enum Classifier {
         // `headset-head-unit` is `headset_head_unit`: every `-` read as `_`.
         let name = String(decoding: profile.lowercased().utf8.map { $0 == UInt8(ascii: "-") ? UInt8(ascii: "_") : $0 },
                           as: UTF8.self)
-        if name.contains("a2dp") || name.contains("bap") || name.contains("asha")
-            || name.contains("le_audio") || name.contains("leaudio") {
+        if name.containsText("a2dp") || name.containsText("bap") || name.containsText("asha")
+            || name.containsText("le_audio") || name.containsText("leaudio") {
             return .bluetoothA2DP
         }
-        if name.contains("head_unit") || name.contains("audio_gateway") || name.hasPrefix("hsp")
-            || name.hasPrefix("hfp") || name.contains("headset") || name.contains("handsfree")
-            || name.contains("sco") {
+        if name.containsText("head_unit") || name.containsText("audio_gateway") || name.hasPrefix("hsp")
+            || name.hasPrefix("hfp") || name.containsText("headset") || name.containsText("handsfree")
+            || name.containsText("sco") {
             return .bluetoothHFP
         }
         return nil
@@ -204,8 +210,8 @@ package enum Classifier {
 
     // MARK: 2. Car
 
-    private static func car(_ p: [String: String], port: Port?) -> (DeviceKind, String)? {
-        if let (key, formFactor) = lookup(p, "device.form_factor"), formFactor == "car" {
+    private static func car(_ p: [String: String], port: Port?, keys: KeyFamilies) -> (DeviceKind, String)? {
+        if keys.hasFormFactorKey, let (key, formFactor) = lookup(p, "device.form_factor"), formFactor == "car" {
             return (.car, "\(key)=car")
         }
         if let port, port.type == .car { return (.car, "active port \(port.name) (type car)") }
@@ -225,11 +231,11 @@ package enum Classifier {
         if networkDriverPrefixes.contains(where: { driver.hasPrefix($0) }) {
             return (.network, "driver \(sink.driver)")
         }
-        if let api = value(p, "device.api"), ["raop", "tunnel", "rtp", "roc", "pulse"].contains(api) {
+        if let api = keys.deviceAPI, ["raop", "tunnel", "rtp", "roc", "pulse"].contains(api) {
             return (.network, "device.api=\(api)")
         }
         if value(p, "node.network") == "true" { return (.network, "node.network=true") }
-        if let factory = value(p, "factory.name"),
+        if let factory = keys.factoryName,
            factory.utf8.split(whereSeparator: { ".-_".utf8.contains($0) })
                .contains(where: { networkFactoryWords.contains(Substring($0)) }) {
             return (.network, "factory.name=\(factory)")
@@ -261,9 +267,9 @@ package enum Classifier {
     private static func jack(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
         let behind = "(the device is behind JACK)"
         if sink.driver.lowercased().hasPrefix("module-jack") { return (.virtual, "driver \(sink.driver) \(behind)") }
-        if value(sink.properties, "device.api") == "jack" { return (.virtual, "device.api=jack \(behind)") }
+        if keys.deviceAPI == "jack" { return (.virtual, "device.api=jack \(behind)") }
         if let key = keys.firstJACKKey { return (.virtual, "\(key)=\(sink.properties[key] ?? "") \(behind)") }
-        if let factory = value(sink.properties, "factory.name"), factory.contains("jack") {
+        if let factory = keys.factoryName, factory.containsText("jack") {
             return (.virtual, "factory.name=\(factory) \(behind)")
         }
         return nil
@@ -274,11 +280,14 @@ package enum Classifier {
     /// The ALSA loopback card (snd-aloop) and the dummy card (snd-dummy): each looks like a
     /// sound card (HARDWARE flag, a generic port) but nothing is heard from it.
     private static func silentALSACard(_ p: [String: String]) -> (DeviceKind, String)? {
+        let alsaDriver = value(p, "alsa.driver_name")
+        let cardNames = (value(p, "alsa.card_name"), value(p, "api.alsa.card.name"))
         for (driver, card, what) in [("snd_aloop", "loopback", "an ALSA loopback card"), ("snd_dummy", "dummy", "the ALSA dummy card")] {
-            if value(p, "alsa.driver_name") == driver {
+            if alsaDriver == driver {
                 return (.virtual, "alsa.driver_name=\(driver) (\(what): nothing is heard)")
             }
-            for key in ["alsa.card_name", "api.alsa.card.name"] where value(p, key) == card {
+            for key in ["alsa.card_name", "api.alsa.card.name"]
+            where (key == "alsa.card_name" ? cardNames.0 : cardNames.1) == card {
                 return (.virtual, "\(key)=\(p[key] ?? card) (\(what): nothing is heard)")
             }
         }
@@ -290,6 +299,9 @@ package enum Classifier {
     private static let busKeys = ["device.bus_path", "sysfs.path", "api.alsa.path"]
 
     private static func usb(_ sink: Sink, keys: KeyFamilies) -> (DeviceKind, String)? {
+        // Every key read below is a device key (`KeyFamilies.hasDeviceKey`); without one, only
+        // an ALSA driver's sink name is left.
+        guard keys.hasDeviceKey || sink.driver.hasPrefix("module-alsa") else { return nil }
         let p = sink.properties
         if value(p, "device.bus") == "usb" { return (.usb, "device.bus=usb") }
         for key in busKeys {
@@ -300,14 +312,14 @@ package enum Classifier {
         if value(p, "alsa.driver_name") == "snd_usb_audio" {
             return (.usb, "alsa.driver_name=snd_usb_audio")
         }
-        for key in ["alsa.long_card_name", "api.alsa.card.longname"] {
-            if let longName = value(p, key), longName.contains(" at usb-") {
+        for key in ["alsa.long_card_name", "api.alsa.card.longname"] where keys.hasALSAKey {
+            if let longName = value(p, key), longName.containsText(" at usb-") {
                 return (.usb, "\(key) names a USB port")
             }
         }
         // snd-usb-audio sets the card's components to `USB<vendor>:<product>`.
         if let components = value(p, "alsa.components"),
-           components.split(separator: " ").contains(where: { $0.wholeMatch(of: DumpPatterns.usbID) != nil }) {
+           components.split(separator: " ").contains(where: { $0.hasPrefix("usb") && $0.wholeMatch(of: DumpPatterns.usbID) != nil }) {
             return (.usb, "alsa.components=\(p["alsa.components"] ?? components)")
         }
         if let udevID = value(p, "udev.id"), udevID.hasPrefix("usb-") {
@@ -315,9 +327,10 @@ package enum Classifier {
         }
         // A dump cut down to a few ALSA properties: no bus property is left, so read the bus id
         // PulseAudio/PipeWire built the ALSA sink name from (udev ID_PATH / ID_ID).
+        guard sink.name.hasPrefix("alsa_output.usb-") else { return nil }
         let isALSA = keys.hasALSAKey || sink.driver.hasPrefix("module-alsa")
         let hasBus = ["device.bus", "device.bus_path", "sysfs.path", "udev.id"].contains { lookup(p, $0) != nil }
-        if isALSA, !hasBus, sink.name.hasPrefix("alsa_output.usb-") {
+        if isALSA, !hasBus {
             let busID = sink.name.dropFirst("alsa_output.".count).prefix { $0 != "." }
             return (.usb, "ALSA bus id \(busID) in the sink name (the dump has no bus property)")
         }
@@ -327,7 +340,7 @@ package enum Classifier {
     /// `usb` as a component of a bus or sysfs path: `pci-0000:00:14.0-usb-0:2:1.0`,
     /// `/devices/pci0000:00/0000:00:14.0/usb1/1-2/…`.
     private static func hasUSBComponent(_ path: String) -> Bool {
-        guard path.contains("usb") else { return false }
+        guard path.containsText("usb") else { return false }
         return path.utf8.split(whereSeparator: { "/-:._".utf8.contains($0) }).contains { component in
             component.starts(with: "usb".utf8) && Substring(component.dropFirst(3)).allSatisfy(\.isNumber)
         }
@@ -344,7 +357,7 @@ package enum Classifier {
     /// What marks a sink as virtual: `device.class=abstract|filter`, `node.virtual=true`,
     /// `factory.name=support.null-audio-sink`, `device.master_device`, `node.link-group`, a
     /// null/combine/remap/loopback/filter driver.
-    private static func virtualMarker(_ sink: Sink) -> String? {
+    static func virtualMarker(_ sink: Sink) -> String? {
         let p = sink.properties
         if let deviceClass = value(p, "device.class"), deviceClass == "abstract" || deviceClass == "filter" {
             return "device.class=\(deviceClass)"

@@ -21,6 +21,12 @@ extension Classifier {
         /// `alsa.`, `api.alsa.`, `api.bluez5.`, `bluez.`, `bluetooth.`, `device.vendor.`,
         /// `device.product.`.
         var hasDeviceKey = false
+        /// `device.api` and `factory.name` as `value` gives them (read by several rules: once
+        /// here rather than a dictionary lookup per rule).
+        var deviceAPI: String?
+        var factoryName: String?
+        /// A form factor key, either spelling (rules 2, 8, 9b look it up only then).
+        var hasFormFactorKey = false
 
         private static let deviceKeys: Set<String> = [
             "device.api", "device.bus", "device.bus_path", "device.bus-path", "device.form_factor",
@@ -30,39 +36,46 @@ extension Classifier {
             "pulse.server.address", "raop.", "roc.", "rtp.", "sess.", "snapcast.", "tunnel.", "vban.", "zeroconf.",
         ]
 
-        init(_ keys: some Sequence<String>) {
-            for key in keys {
+        init(_ properties: [String: String]) {
+            for (key, raw) in properties {
                 // By the first letter, so that each key is compared only with the prefixes that
-                // could match it.
+                // could match it; prefixes compared on the bytes.
                 switch key.utf8.first {
                 case UInt8(ascii: "a"):
-                    if key.hasPrefix("alsa.") {
+                    if key.utf8.starts(with: "alsa.".utf8) {
                         hasALSAKey = true
                         hasDeviceKey = true
-                    } else if key.hasPrefix("api.alsa.") {
+                    } else if key.utf8.starts(with: "api.alsa.".utf8) {
                         hasALSAKey = true
                         hasAPIALSAKey = true
                         hasDeviceKey = true
-                    } else if key.hasPrefix("api.bluez5.") {
+                    } else if key.utf8.starts(with: "api.bluez5.".utf8) {
                         firstBlueZ5Key = min(key, firstBlueZ5Key ?? key)
                         hasDeviceKey = true
                     }
                 case UInt8(ascii: "b"):
-                    if key.hasPrefix("bluez.") || key.hasPrefix("bluetooth.") { hasDeviceKey = true }
+                    if key.utf8.starts(with: "bluez.".utf8) || key.utf8.starts(with: "bluetooth.".utf8) { hasDeviceKey = true }
+                case UInt8(ascii: "f"):
+                    if key == "factory.name" { factoryName = Classifier.normalizedValue(raw) }
                 case UInt8(ascii: "j"):
-                    if key.hasPrefix("jack.") { firstJACKKey = min(key, firstJACKKey ?? key) }
+                    if key.utf8.starts(with: "jack.".utf8) { firstJACKKey = min(key, firstJACKKey ?? key) }
                 case UInt8(ascii: "d"), UInt8(ascii: "u"):
+                    if key == "device.api" {
+                        deviceAPI = Classifier.normalizedValue(raw)
+                    } else if key == "device.form_factor" || key == "device.form-factor" {
+                        hasFormFactorKey = true
+                    }
                     if !hasDeviceKey {
-                        hasDeviceKey = Self.deviceKeys.contains(key) || key.hasPrefix("device.vendor.")
-                            || key.hasPrefix("device.product.") || key.hasPrefix("device.serial")
+                        hasDeviceKey = Self.deviceKeys.contains(key) || key.utf8.starts(with: "device.vendor.".utf8)
+                            || key.utf8.starts(with: "device.product.".utf8) || key.utf8.starts(with: "device.serial".utf8)
                     }
                 case UInt8(ascii: "s"):
                     if !hasDeviceKey, Self.deviceKeys.contains(key) { hasDeviceKey = true }
-                    if key.hasPrefix("sess.") || key.hasPrefix("snapcast.") {
+                    if key.utf8.starts(with: "sess.".utf8) || key.utf8.starts(with: "snapcast.".utf8) {
                         firstNetworkKey = min(key, firstNetworkKey ?? key)
                     }
                 case UInt8(ascii: "p"), UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "v"), UInt8(ascii: "z"):
-                    if Self.networkPrefixes.contains(where: key.hasPrefix) {
+                    if Self.networkPrefixes.contains(where: { key.utf8.starts(with: $0.utf8) }) {
                         firstNetworkKey = min(key, firstNetworkKey ?? key)
                     }
                 default:
@@ -92,7 +105,11 @@ extension Classifier {
 
     /// A property value, lower-cased and trimmed; nil when absent or empty.
     static func value(_ p: [String: String], _ key: String) -> String? {
-        guard let raw = p[key] else { return nil }
+        p[key].flatMap(normalizedValue)
+    }
+
+    /// A property value lower-cased and trimmed; nil when empty.
+    static func normalizedValue(_ raw: String) -> String? {
         // Most values are already lower-case ASCII without blanks: no copy is made for them.
         if !raw.isEmpty, raw.utf8.allSatisfy(isLowercaseASCIIWithoutBlanks) { return raw }
         let trimmed = raw.trimmingSpaces().lowercased()

@@ -20,6 +20,12 @@ public struct DeviceListing: Sendable {
     /// Whether the user is on a call (`calls.state`): what `--during-call` follows.
     public var callState: CallState { calls.state }
 
+    /// What the listing says of its sinks besides the table: one line per sink the dump gave
+    /// no name (`UnnamedSink`), listed under a placeholder.
+    package var notes: [String] {
+        snapshot.sinks.map(\.name).filter(UnnamedSink.isPlaceholder).map(UnnamedSink.note)
+    }
+
     /// Classifies and routes a snapshot (from a server or a dump), exactly as `play` would.
     /// `config` supplies the user's `prefer`, `ranking` and `never` (default: none); `busCalls`
     /// the calls of the session and system buses (`BusCalls`; none for a dump).

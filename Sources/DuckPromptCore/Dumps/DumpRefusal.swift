@@ -1,6 +1,7 @@
 /// The message of a dump that no reader could take: the formats read
-/// (`SinkDumpReader.notADumpMessage`) and the first line that none of them reads, so a user
-/// sees where their paste went wrong: `…; line 3: 'Hello' is in none of them`.
+/// (`SinkDumpReader.notADumpMessage`), the first line that none of them reads, so a user
+/// sees where their paste went wrong (`…; line 3: 'Hello' is in none of them`), and which of
+/// the formats the text is nearest and what it lacks to be read (`nearest`).
 package enum DumpRefusal {
     /// Characters of a line quoted in the message, at most.
     static let excerptLength = 60
@@ -11,15 +12,47 @@ package enum DumpRefusal {
         return trimmed.hasPrefix("[") || trimmed.hasPrefix("{") ? message(forJSON: text) : message(forText: text)
     }
 
+    /// Which format the text is nearest (`SinkDumpReader.detectFormat`, the format its shape
+    /// says) and what it lacks for a sink to be read from it; empty for a one-line paste (its
+    /// own reason says it) and empty text.
+    static func nearest(_ text: String) -> String {
+        guard let format = SinkDumpReader.detectFormat(text) else { return "" }
+        return nearest(format)
+    }
+
+    /// The clause for one format.
+    package static func nearest(_ format: SinkDumpFormat) -> String {
+        let lacks: String
+        switch format {
+        case .pactlText:
+            lacks = "`pactl list sinks`, and lacks a sink block: `Sink #N` with a `Name:` line, a port or a property"
+        case .pacmdText:
+            lacks = "`pacmd list-sinks`, and lacks an `index: N` block with a `name: <…>` line or a port"
+        case .pactlJSON:
+            lacks = "`pactl --format=json list sinks`, and lacks a whole object with a sink's `name`"
+        case .pwDump:
+            lacks = "`pw-dump`, and lacks a whole `PipeWire:Interface:Node` of class `Audio/Sink` "
+                + "(or one cut before its class that shows a playback device)"
+        case .pwCli:
+            lacks = "`pw-cli ls Node` / `pw-cli info`, and lacks a Node with `media.class = \"Audio/Sink\"` "
+                + "and a `node.name` (or one cut before its class that shows a playback device)"
+        case .wpctlInspect:
+            lacks = "`wpctl inspect`, and lacks a node of class `Audio/Sink` (its `media.class` line)"
+        case .oneLine:
+            return ""
+        }
+        return "; it is nearest " + lacks
+    }
+
     /// JSON: the line where it stops being JSON (`TruncatedJSON.scan`), or its first line when
     /// it is JSON but holds no sink.
     static func message(forJSON text: String) -> String {
         let bytes = Array(text.utf8)
         guard let offset = TruncatedJSON.scan(text).errorOffset else {
-            return describe(lineOf: text, at: 0, reason: "is JSON, but holds no sink object")
+            return describe(lineOf: text, at: 0, reason: "is JSON, but holds no sink object") + nearest(text)
         }
         return describe(lineOf: text, at: min(offset, bytes.count), reason: offset >= bytes.count
-                        ? "is where the JSON ends before it is whole" : "is where it stops being JSON")
+                        ? "is where the JSON ends before it is whole" : "is where it stops being JSON") + nearest(text)
     }
 
     /// Text: a one-line paste of 20 words or more, which no reader took, is named as such (only
@@ -33,12 +66,12 @@ package enum DumpRefusal {
             return describe(line: lines.firstIndex { !$0.isFiller }! + 1, text: line.text, reason: oneLineReason)
         }
         if let index = lines.firstIndex(where: { !isRead($0) }) {
-            return describe(line: index + 1, text: lines[index].text, reason: "is in none of them")
+            return describe(line: index + 1, text: lines[index].text, reason: "is in none of them") + nearest(text)
         }
         guard let index = lines.firstIndex(where: { !$0.isFiller }) else {
             return SinkDumpReader.notADumpMessage + "; it is empty"
         }
-        return describe(line: index + 1, text: lines[index].text, reason: "starts no sink")
+        return describe(line: index + 1, text: lines[index].text, reason: "starts no sink") + nearest(text)
     }
 
     /// Why a listing joined onto one line was not read.

@@ -64,7 +64,29 @@ package enum DumpVocabulary {
 
     /// Lower-cases a key, turns no-break spaces into spaces and collapses runs of spaces.
     static func normalizedKey(_ key: Substring) -> String {
-        key.lowercased().split(whereSeparator: { $0 == " " }).joined(separator: " ")
+        // Already normal (ASCII, no capital, single spaces between words): as it is.
+        var normal = true, afterSpace = true
+        for byte in key.utf8 {
+            if byte >= 0x80 || (byte >= 0x41 && byte <= 0x5A) || (byte == 0x20 && afterSpace) { normal = false; break }
+            afterSpace = byte == 0x20
+        }
+        if normal, !afterSpace { return String(key) }
+        if key.isASCII {
+            // Lower-cased, blanks between words made one: on the bytes.
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(key.utf8.count)
+            var pendingSpace = false
+            for byte in key.utf8 {
+                if byte == 0x20 {
+                    pendingSpace = !bytes.isEmpty
+                    continue
+                }
+                if pendingSpace { bytes.append(0x20); pendingSpace = false }
+                bytes.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return key.lowercased().split(whereSeparator: { $0 == " " }).joined(separator: " ")
     }
 
     /// Sink state from the word pactl or pacmd prints (`pa_sink_state_t`; pactl prints the
@@ -161,6 +183,9 @@ package enum DumpVocabulary {
     /// `v = round(pct / 100 × 65536)`, PA_VOLUME_NORM = 65536 at 100 %).
     /// - Returns: one `pa_volume_t` per channel, or nil when the text holds no channel volume.
     static func volume(_ text: String) -> ChannelVolumes? {
+        // Both patterns need a `%`.
+        guard text.utf8.contains(0x25) else { return nil }
+        if let values = VolumeText.rawValues(text) { return ChannelVolumes(values) }
         let raw = text.matches(of: DumpPatterns.rawVolume)
         if !raw.isEmpty {
             let values = raw.compactMap { UInt32($0.output.2) }
@@ -187,8 +212,34 @@ package enum DumpVocabulary {
 
 extension StringProtocol {
     /// The text without leading and trailing spaces, tabs, newlines and no-break spaces.
+    /// ASCII blanks at either end are dropped byte by byte; a non-ASCII byte at an end (a
+    /// no-break space, U+2028) is left to `Character.isWhitespace`.
     package func trimmingSpaces() -> String {
-        var scalars = Substring(self)
+        let whole = Substring(self)
+        let utf8 = whole.utf8
+        var start = utf8.startIndex, end = utf8.endIndex
+        var slow = false
+        while start < end {
+            let byte = utf8[start]
+            if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) {
+                start = utf8.index(after: start)
+            } else {
+                slow = byte >= 0x80
+                break
+            }
+        }
+        while !slow, start < end {
+            let before = utf8.index(before: end)
+            let byte = utf8[before]
+            if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) {
+                end = before
+            } else {
+                slow = byte >= 0x80
+                break
+            }
+        }
+        if !slow { return String(whole[start..<end]) }
+        var scalars = whole
         while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
         while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
         return String(scalars)

@@ -43,6 +43,21 @@ package enum OneLineDump {
 
     /// Whether a dump is one line of a pactl or pacmd listing.
     static func looksLikeOneLine(_ text: String) -> Bool {
+        // Two lines with a visible ASCII character each, between them an ASCII line end: not
+        // one line, whatever else the text holds (decided on the first bytes of a 10 MiB dump,
+        // which the split below went through whole).
+        var visibleLines = 0, lineHasVisible = false
+        for byte in text.utf8 {
+            if byte >= 0x0A && byte <= 0x0D {
+                if lineHasVisible { visibleLines += 1 }
+                lineHasVisible = false
+                if visibleLines == 2 { return false }
+            } else if byte > 0x20 && byte < 0x7F {
+                lineHasVisible = true
+            }
+        }
+        if lineHasVisible { visibleLines += 1 }
+        if visibleLines >= 2 { return false }
         let lines = text.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }
         guard lines.count == 1, let line = lines.first else { return false }
         return line.contains(" index: ") || line.hasPrefix("index: ") || line.contains("Sink #")

@@ -15,6 +15,11 @@ package enum PacmdTextReader {
     }
 
     static func read(_ text: String) -> (sinks: [Sink], defaultSinkName: String?) {
+        read(lines: DumpLine.lines(of: text))
+    }
+
+    /// The same, from the dump's lines (`DumpLine.lines(of:)`), split once by the caller.
+    static func read(lines: [DumpLine]) -> (sinks: [Sink], defaultSinkName: String?) {
         var sinks: [Sink] = []
         var defaultSinkName: String?
         var current: SinkBlockBuilder?
@@ -27,7 +32,7 @@ package enum PacmdTextReader {
             current = nil
         }
 
-        for line in DumpLine.lines(of: text) {
+        for line in lines {
             if let header = header(line) {
                 finish()
                 current = SinkBlockBuilder(index: header.index, hasHeader: true,

@@ -79,7 +79,8 @@ package enum SinkDumpReader {
     /// - Throws: `DuckPromptError` `.unsupportedData` when the text is in no known format or
     ///   holds no sink, or no sink with a name (`no sinks found: …`).
     package static func readSnapshot(_ text: String, math: VolumeArithmetic) throws -> Snapshot {
-        let format = detectFormat(text)
+        let (format, detectedLines) = detect(text)
+        let lines = { detectedLines ?? DumpLine.lines(of: text) }
         if format == .oneLine {
             let lines = OneLineDump.lines(text)
             if detectFormat(lines) != .oneLine, let snapshot = try? readSnapshot(lines, math: math) { return snapshot }
@@ -93,14 +94,14 @@ package enum SinkDumpReader {
             let list = try PactlJSONReader.readList(text)
             snapshot = Snapshot(sinks: list.sinks, sinkInputs: list.sinkInputs)
         case .pacmdText:
-            let result = PacmdTextReader.read(text)
+            let result = PacmdTextReader.read(lines: lines())
             snapshot = Snapshot(sinks: result.sinks, defaultSinkName: result.defaultSinkName)
         case .wpctlInspect:
-            snapshot = Snapshot(sinks: WpctlInspectReader.read(text))
+            snapshot = Snapshot(sinks: WpctlInspectReader.read(lines: lines()))
         case .pwCli:
-            snapshot = Snapshot(sinks: PwCliReader.read(text))
+            snapshot = Snapshot(sinks: PwCliReader.read(lines: lines()))
         case .pactlText, .oneLine:
-            snapshot = Snapshot(sinks: PactlTextReader.read(text))
+            snapshot = Snapshot(sinks: PactlTextReader.read(lines: lines()))
         case nil:
             throw DuckPromptError(.unsupportedData, notADumpMessage + "; it is empty")
         }
@@ -110,7 +111,8 @@ package enum SinkDumpReader {
         // Text that merely looks like a block (random bytes with a `key: value` line) gives
         // sinks without a name: no sink can be routed to by nothing.
         guard snapshot.sinks.contains(where: { !$0.name.isEmpty }) else {
-            throw DuckPromptError(.unsupportedData, "no sinks found (no sink in it has a name): " + formatsRead)
+            throw DuckPromptError(.unsupportedData, "no sinks found (no sink in it has a name): " + formatsRead
+                                  + DumpRefusal.nearest(format ?? .pactlText))
         }
         return snapshot
     }
@@ -122,16 +124,22 @@ package enum SinkDumpReader {
     /// `id N, type PipeWire:Interface:…` line, pactl text otherwise. Nil for empty text. The format says nothing about whether sinks can be read.
     /// - Parameter text: the whole dump.
     package static func detectFormat(_ text: String) -> SinkDumpFormat? {
+        detect(text).format
+    }
+
+    /// The format, and the text's lines when judging it split them (every text format), for
+    /// the reader: a 10 MiB dump is split once.
+    private static func detect(_ text: String) -> (format: SinkDumpFormat?, lines: [DumpLine]?) {
         let trimmed = text.trimmingSpaces()
-        guard !trimmed.isEmpty else { return nil }
-        if PwDumpReader.looksLikePwDump(trimmed) { return .pwDump }
-        if trimmed.hasPrefix("[") || trimmed.hasPrefix("{") { return .pactlJSON }
-        if OneLineDump.looksLikeOneLine(trimmed) { return .oneLine }
+        guard !trimmed.isEmpty else { return (nil, nil) }
+        if PwDumpReader.looksLikePwDump(trimmed) { return (.pwDump, nil) }
+        if trimmed.hasPrefix("[") || trimmed.hasPrefix("{") { return (.pactlJSON, nil) }
+        if OneLineDump.looksLikeOneLine(trimmed) { return (.oneLine, nil) }
         let lines = DumpLine.lines(of: text)
-        if lines.contains(where: { PacmdTextReader.header($0) != nil }) { return .pacmdText }
-        if PwCliReader.looksLikePwCli(lines) { return .pwCli }
-        if lines.contains(where: { WpctlInspectReader.header($0) != nil }) { return .wpctlInspect }
-        return .pactlText
+        if lines.contains(where: { PacmdTextReader.header($0) != nil }) { return (.pacmdText, lines) }
+        if PwCliReader.looksLikePwCli(lines) { return (.pwCli, lines) }
+        if lines.contains(where: { WpctlInspectReader.header($0) != nil }) { return (.wpctlInspect, lines) }
+        return (.pactlText, lines)
     }
 }
 
@@ -140,6 +148,11 @@ package enum SinkDumpReader {
 /// `Sink Input #N` in a full `pactl list`) are skipped.
 package enum PactlTextReader {
     static func read(_ text: String) -> [Sink] {
+        read(lines: DumpLine.lines(of: text))
+    }
+
+    /// The same, from the dump's lines (`DumpLine.lines(of:)`), split once by the caller.
+    static func read(lines: [DumpLine]) -> [Sink] {
         var sinks: [Sink] = []
         var current: SinkBlockBuilder?
         var skipping = false
@@ -149,7 +162,7 @@ package enum PactlTextReader {
             current = nil
         }
 
-        for line in DumpLine.lines(of: text) {
+        for line in lines {
             if let header = line.blockHeader {
                 finish()
                 if DumpVocabulary.sinkHeaderWords.contains(header.word) {

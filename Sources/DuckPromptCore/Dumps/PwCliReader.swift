@@ -9,7 +9,9 @@
 ///   its list; the `*` marks what changed since the last print (everything, the first time).
 ///
 /// Nodes whose `media.class` is a sink become sinks (`PipeWireNodeSink`): index
-/// `object.serial`, name `node.name`; `info` also gives the state. A `Device` object in the same
+/// `object.serial`, name `node.name`; `info` also gives the state. A node pasted without its
+/// class (cut before it) is a sink when it shows a playback device
+/// (`PipeWireNodeSink.isPlaybackNode`), named `(unnamed node ID)` when its name was cut too. A `Device` object in the same
 /// dump lends the node of its `device.id` the properties the node does not set.
 package enum PwCliReader {
     /// An object's first line: `id 41, type PipeWire:Interface:Node/3` (ls) or `id: 41` (info).
@@ -45,8 +47,13 @@ package enum PwCliReader {
     }
 
     static func read(_ text: String) -> [Sink] {
+        read(lines: DumpLine.lines(of: text))
+    }
+
+    /// The same, from the dump's lines (`DumpLine.lines(of:)`), split once by the caller.
+    static func read(lines: [DumpLine]) -> [Sink] {
         var objects: [Object] = []
-        for line in DumpLine.lines(of: text) {
+        for line in lines {
             if let found = header(line) {
                 objects.append(Object(id: found.id, type: found.type ?? ""))
                 continue
@@ -70,13 +77,17 @@ package enum PwCliReader {
         let devices = Dictionary(objects.filter { $0.type.hasSuffix(":Device") }.map { ($0.id, $0.properties) },
                                  uniquingKeysWith: { first, _ in first })
         return objects.compactMap { object in
-            // pw-cli lists every node (drivers, streams, cameras): one without a class is no sink.
-            guard object.type.hasSuffix(":Node"), let mediaClass = object.properties["media.class"],
-                  PipeWireNodeSink.isSink(mediaClass: mediaClass), object.properties["node.name"] != nil
-            else { return nil }
+            // pw-cli lists every node (drivers, streams, cameras): one without a class is no sink,
+            // unless it shows a playback device (an `info` paste cut before its class and name).
+            guard object.type.hasSuffix(":Node") else { return nil }
+            if let mediaClass = object.properties["media.class"] {
+                guard PipeWireNodeSink.isSink(mediaClass: mediaClass), object.properties["node.name"] != nil else { return nil }
+            } else {
+                guard PipeWireNodeSink.isPlaybackNode(object.properties) else { return nil }
+            }
             return PipeWireNodeSink.sink(properties: object.properties,
                                          device: object.properties["device.id"].flatMap(UInt32.init).flatMap { devices[$0] },
-                                         state: object.state)
+                                         state: object.state, placeholder: "node \(object.id)")
         }
     }
 }

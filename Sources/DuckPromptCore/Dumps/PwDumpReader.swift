@@ -11,7 +11,9 @@ import FoundationEssentials
 /// - **index** = the node's `object.serial`, which is what pipewire-pulse reports as the sink
 ///   index (checked on PipeWire 0.3.65: `Sink #46` is `object.serial` 46, node id 43); the
 ///   node id when a dump has no serial (PipeWire before 0.3.57 used the id);
-/// - **name** = `node.name`; **description** = `node.description`, else the name;
+/// - **name** = `node.name` (`(unnamed node ID)` for a node cut before it, `UnnamedSink`);
+///   **description** = `node.description`, else the name; a node cut before its `media.class`
+///   is a sink when it shows a playback device (`PipeWireNodeSink.isPlaybackNode`);
 /// - **properties** = the node's `info.props` plus the properties of its device (the card,
 ///   `device.id`) that the node does not set, with values as strings (`46`, `true`) and
 ///   PipeWire's key spellings renamed as pipewire-pulse renames them (`device.form-factor` →
@@ -106,7 +108,15 @@ package enum PwDumpReader {
     private static func read(objects json: [[String: JSONValue]], math: VolumeArithmetic) -> Snapshot {
         let objects = json.compactMap(Object.init)
         let byID = Dictionary(objects.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let sinkNodes = objects.filter { $0.isNode && ($0.mediaClass == "Audio/Sink" || $0.mediaClass == "Audio/Duplex") }
+        // A node cut before its `media.class` (the end of a paste) is a sink when it shows a
+        // playback device.
+        let sinkNodes = objects.filter { object in
+            guard object.isNode else { return false }
+            guard let mediaClass = object.mediaClass else {
+                return PipeWireNodeSink.isPlaybackNode(object.props.mapValues(string))
+            }
+            return mediaClass == "Audio/Sink" || mediaClass == "Audio/Duplex"
+        }
         let sinkIDs = Set(sinkNodes.map(\.id))
 
         // Link: output node → input node.
@@ -142,7 +152,7 @@ package enum PwDumpReader {
 
     private static func sink(_ node: Object, objects: [UInt32: Object], isFed: Bool, math: VolumeArithmetic) -> Sink {
         let props = node.props
-        let name = props["node.name"].map(string) ?? ""
+        let name = props["node.name"].map(string) ?? UnnamedSink.name("node \(node.id)")
         let card = PactlJSONReader.uint32(props["device.id"]).flatMap { objects[$0] }
             .flatMap { $0.type.hasSuffix(":Device") ? $0 : nil }
         let cardDevice = PactlJSONReader.uint32(props["card.profile.device"])

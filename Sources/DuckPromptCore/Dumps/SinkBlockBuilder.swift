@@ -167,12 +167,19 @@ package struct SinkBlockBuilder {
     /// The sink, or nil when the block shows no sign of being one (no header, no name, no
     /// driver). The name falls back to `node.name`, then to the monitor source without
     /// `.monitor`; the description to `device.description` (pacmd prints no description).
+    ///
+    /// A block under a header that shows no name but something to classify by (a port, an
+    /// active port, a property: `pactl list sinks | grep` keeps `Sink #0`, `Ports:` and the
+    /// port lines) is named `UnnamedSink.name("Sink #0")`.
     func build() -> Sink? {
         guard hasHeader || name != nil || driver != nil else { return nil }
-        let resolvedName = name
+        var resolvedName = name
             ?? properties["node.name"]
             ?? monitorName.map { String($0.dropLast(".monitor".count)) }
             ?? ""
+        if resolvedName.isEmpty, hasHeader, !ports.isEmpty || activePortName != nil || !properties.isEmpty {
+            resolvedName = UnnamedSink.name(index.map { "Sink #\($0)" } ?? "sink")
+        }
         return Sink(index: index,
                     name: resolvedName,
                     description: description ?? properties["device.description"] ?? "",

@@ -70,7 +70,6 @@ package enum TruncatedJSON {
             case UInt8(ascii: "\""):
                 let isKey = (previous == .opener || previous == .comma) && stack.last == true
                 guard isKey || valueMayStart else { return stop(index) }
-                let start = index
                 index += 1
                 var escaped = false
                 var closed = false
@@ -86,7 +85,8 @@ package enum TruncatedJSON {
                         break
                     }
                 }
-                guard closed else { return stop(start) }
+                // A string the text ends in (`"audi`) was cut, not wrong.
+                guard closed else { return stop(bytes.count) }
                 if isKey {
                     previous = .key
                 } else {

@@ -24,6 +24,11 @@ package enum WpctlInspectReader {
     private static let treeMarks: Set<Character> = ["│", "├", "└", "─", " "]
 
     static func read(_ text: String) -> [Sink] {
+        read(lines: DumpLine.lines(of: text))
+    }
+
+    /// The same, from the dump's lines (`DumpLine.lines(of:)`), split once by the caller.
+    static func read(lines: [DumpLine]) -> [Sink] {
         var sinks: [Sink] = []
         var properties: [String: String]?
         var device: [String: String] = [:]
@@ -36,7 +41,7 @@ package enum WpctlInspectReader {
             sinks.append(PipeWireNodeSink.sink(properties: properties, device: device))
         }
 
-        for line in DumpLine.lines(of: text) {
+        for line in lines {
             let nested = line.text.first.map { $0 == "│" || $0 == "├" || $0 == "└" } ?? false
             let body = nested ? line.text.drop(while: treeMarks.contains) : Substring(line.text)
             if let header = header(text: body) {
