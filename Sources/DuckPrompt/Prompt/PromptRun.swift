@@ -476,8 +476,7 @@ final class PromptRun {
                                        format: source.sampleFormat, latencyMs: options.latencyMs)
         if part == 0, let kept = keeper?.take(shape, on: connection, properties: props) {
             onKeptStream = true
-            kept.rearm(properties: props, pull: source.read)
-            if !corked { kept.start() }
+            kept.rearm(properties: props, pull: source.read, starting: !corked)
             return kept
         }
         return try PromptStream(connection: connection, rate: source.rate, channels: source.channels,

@@ -208,16 +208,19 @@ final class PromptStream: @unchecked Sendable {
 
     /// Uncorks: playback starts. `pa_stream_cork(s, 0)`.
     func start() {
-        connection.withLock {
-            if uncorkWithheld {
-                uncorkWithheld = false
-            } else {
-                let op = libpulse.pa_stream_cork(stream, 0, nil, nil)
-                if let op { libpulse.pa_operation_unref(op) }
-            }
-            box.uncorked = true
-            box.announceIfDue()
+        connection.withLock { startLocked() }
+    }
+
+    /// `start()`, lock held.
+    private func startLocked() {
+        if uncorkWithheld {
+            uncorkWithheld = false
+        } else {
+            let op = libpulse.pa_stream_cork(stream, 0, nil, nil)
+            if let op { libpulse.pa_operation_unref(op) }
         }
+        box.uncorked = true
+        box.announceIfDue()
     }
 
     /// Pauses playback, keeping what is buffered (a prompt whose sink went away, while it looks
@@ -466,10 +469,12 @@ final class PromptStream: @unchecked Sendable {
 
     /// Makes a parked stream play the next prompt (one that `carries(sameNamesAs:)`): its
     /// properties' values (`media.name` …) replaced by the new prompt's, its buffer filled from
-    /// `pull` at once while still corked (`start()` uncorks).
+    /// `pull` at once while still corked (`start()` uncorks), or, with `starting`, uncorked
+    /// under the same hold of the loop lock, so that the uncork leaves with the writes (a
+    /// second `withLock` waited up to 0.4 ms for the loop thread sending them).
     /// libpulse: `pa_stream_proplist_update` (`PA_UPDATE_REPLACE`), `pa_stream_writable_size`,
-    /// then the writes of the write callback.
-    func rearm(properties: [String: String], pull: @escaping FramePuller) {
+    /// then the writes of the write callback; `pa_stream_cork(s, 0)`.
+    func rearm(properties: [String: String], pull: @escaping FramePuller, starting: Bool = false) {
         let props = libpulse.pa_proplist_new()
         defer { libpulse.pa_proplist_free(props) }
         for (k, v) in properties { _ = libpulse.pa_proplist_sets(props, k, v) }
@@ -488,6 +493,7 @@ final class PromptStream: @unchecked Sendable {
             box.replay = []
             let writable = libpulse.pa_stream_writable_size(stream)
             if writable != Int.max, writable > 0 { Self.fill(stream, requested: writable, box: box) }
+            if starting { startLocked() }
         }
     }
 
