@@ -9,7 +9,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int fill(struct dp_library *library) {
-    void *handle = dlopen(library->soname, RTLD_NOW | RTLD_LOCAL);
+    void *handle = dlopen(library->soname, RTLD_LAZY | RTLD_LOCAL);
     if (handle == NULL) {
         const char *reason = dlerror();
         snprintf(library->error, sizeof library->error, "%s", reason != NULL ? reason : library->soname);

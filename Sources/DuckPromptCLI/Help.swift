@@ -286,7 +286,8 @@ enum Help {
     static let serve = """
     OVERVIEW: Serve prompts on the D-Bus session bus, as io.github.duckprompt.DuckPrompt1
     (Docs/dbus.md): Play, PlayFd, Say, Cancel, Route, Devices, WatchRoute, Estimate,
-    EstimateSay, KeepAwake; the CallState and Server properties; one line per prompt on stderr.
+    EstimateSay, KeepAwake; the CallState, Server and Version properties; the PromptStarted,
+    PromptTiming, PromptFinished and RouteChanged signals; one line per prompt on stderr.
     Runs in the foreground. SIGTERM: the playing prompt fades out, every volume is restored,
     exit 0.
 

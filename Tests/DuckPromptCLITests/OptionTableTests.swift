@@ -246,7 +246,7 @@ struct OptionTableTests {
     @Test("The introspection XML lists exactly the table's D-Bus keys, with their types")
     func introspectionXML() throws {
         let xml = try repositoryFile("share/dbus-1/interfaces/io.github.duckprompt.DuckPrompt1.xml")
-        let comment = try Self.block(xml, from: "The options of Play, PlayFd and Say", to: "-->")
+        let comment = try Self.block(xml, from: "The options of Play, PlayFd, Say, Estimate and EstimateSay", to: "-->")
         var listed: [String: String] = [:]
         for match in comment.matches(of: /\n\s+([a-z-]+)\s+([a-z{}]+)\s*(?=\n)/) {
             listed[String(match.output.1)] = String(match.output.2)

@@ -17,9 +17,12 @@ struct dp_library {
     char error[256];             /* why not: dlerror()'s message, or the call that is missing */
 };
 
-/* Opens `library->soname` (RTLD_NOW | RTLD_LOCAL) and looks up every name, once. Returns 0, or
+/* Opens `library->soname` (RTLD_LAZY | RTLD_LOCAL) and looks up every name, once. Returns 0, or
  * -1 when the file cannot be opened or lacks a call (then `library->error` says which, and
- * the table is left empty). */
+ * the table is left empty). RTLD_LAZY binds the library's own calls into the libraries it
+ * needs as a linked one's are bound, on first use: RTLD_NOW bound all of libpulse's and
+ * libsndfile's 17 libraries at once, 0.6 ms more than linking them (a C program, perf stat,
+ * 200 runs); every call of the table is looked up here, so none can be missing later. */
 int dp_library_load(struct dp_library *library);
 
 /* Declares a library's table, for the header of the library's target:
