@@ -52,8 +52,11 @@ enum Output {
         var chosen: String?
         var reason: String
         var call: CallJSON?
+        /// `DeviceListing.notes` (a sink a dump gave no name, listed under a placeholder);
+        /// absent when there is none.
+        var notes: [String]?
         enum CodingKeys: String, CodingKey {
-            case event, server, sinks, route, chosen, reason, call
+            case event, server, sinks, route, chosen, reason, call, notes
             case serverVersion = "server_version", defaultSink = "default_sink"
         }
     }
@@ -92,7 +95,7 @@ enum Output {
                                   serverVersion: listing.serverVersion.isEmpty ? nil : listing.serverVersion,
                                   defaultSink: listing.snapshot.defaultSinkName,
                                   sinks: listing.sinkReports, route: route, chosen: route.sink, reason: route.reason,
-                                  call: call(listing)),
+                                  call: call(listing), notes: listing.notes.isEmpty ? nil : listing.notes),
                       compact: compact)
     }
 

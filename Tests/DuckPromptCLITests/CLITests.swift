@@ -509,6 +509,22 @@ struct DevicesFromFixturesCLITests {
     @Test("EXPECTED.tsv has rows")
     func hasRows() { #expect(Self.rows.count >= 14) }
 
+    @Test("A sink a paste gives no name: the table's note line and the JSON's notes say it is a placeholder; a named dump has no notes")
+    func placeholderNamed() throws {
+        let pastes = Self.fixtures.deletingLastPathComponent().appendingPathComponent("pastes")
+        let grep = pastes.appendingPathComponent("pactl-grep-ports-lineout.txt").path
+        let table = try Binary.run(["devices", "--from", grep])
+        #expect(table.status == 0 && table.stdout.contains("note: (unnamed Sink #0): the dump gives this sink no name"),
+                "\(table.stdout)")
+        let run = try Binary.run(["devices", "--json", "--from", grep])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let notes = try #require(json["notes"] as? [String], "\(run.stdout)")
+        #expect(notes.count == 1 && notes[0].hasPrefix("(unnamed Sink #0): the dump gives this sink no name"), "\(notes)")
+        let named = try Binary.run(["devices", "--json", "--from", Self.fixtures.appendingPathComponent(try #require(Self.rows.first).file).path])
+        let namedJSON = try #require(try JSONSerialization.jsonObject(with: Data(named.stdout.utf8)) as? [String: Any])
+        #expect(namedJSON["notes"] == nil)
+    }
+
     @Test("kind and external", arguments: rows)
     func classify(_ row: Row) throws {
         let path = Self.fixtures.appendingPathComponent(row.file).path
