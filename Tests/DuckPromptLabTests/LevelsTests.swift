@@ -55,4 +55,18 @@ struct LevelsTests {
         #expect(found.first.map { [$0.first, $0.last, $0.count] } == [0, 16, 15])
         #expect(Levels.span(levels, above: -30).map { [$0.first, $0.last, $0.count] } == [0, 25, 19])
     }
+
+    @Test("heard windows: a 0.4 s tone is 40 windows of it, with a 23 ms dropout inside still 40 (a count of windows above -30 dB makes it 41); silence is nil")
+    func heardWindows() throws {
+        let silence = [Float](repeating: 0, count: 4800)
+        let tone = Self.sine(hertz: 1000, amplitude: 0.5, seconds: 0.4)
+        let whole = try #require(Levels.heardWindows(silence + tone + silence))
+        #expect(abs(whole - 40) < 0.05, "\(whole)")
+        let split = Array(tone[..<9600]) + [Float](repeating: 0, count: 1104) + Array(tone[9600...])
+        let recording = silence + split + silence
+        let heard = try #require(Levels.heardWindows(recording))
+        #expect(abs(heard - 40) < 0.05, "\(heard)")
+        #expect(Levels.span(Levels.rms(recording), above: -30)?.count == 41, "the count this replaces")
+        #expect(Levels.heardWindows(silence) == nil)
+    }
 }

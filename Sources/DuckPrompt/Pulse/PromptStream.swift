@@ -167,7 +167,9 @@ final class PromptStream: @unchecked Sendable {
                 }, Unmanaged.passUnretained(box).toOpaque()))
                 return
             }
-            _ = libpulse.pa_stream_write(stream, data, frames * frameBytes, nil, 0, PA_SEEK_RELATIVE)
+            _ = libpulse.pa_stream_write(stream, data, frames * frameBytes, nil, 0,
+                                         box.writeAtReadIndex ? PA_SEEK_RELATIVE_ON_READ : PA_SEEK_RELATIVE)
+            box.writeAtReadIndex = false
             box.framesWritten += Int64(frames)
             box.announceIfDue()
             remaining -= frames * frameBytes
@@ -485,6 +487,7 @@ final class PromptStream: @unchecked Sendable {
             box.reachedEnd = false
             box.drained = false
             box.framesWritten = 0
+            box.writeAtReadIndex = true
             // Kept corked between prompts.
             box.uncorked = false
             box.onAudio = nil

@@ -33,6 +33,12 @@ final class StreamBox: @unchecked Sendable {
     /// server has not yet been seen playing them: a kept stream that does not play hands them
     /// to the new one (`PromptStream.reopened()`). nil: not recorded.
     var replay: [Float]? = nil
+    /// The next write goes to the server's read index (`PA_SEEK_RELATIVE_ON_READ`), not after
+    /// the last one: set by `PromptStream.rearm`. A parked stream ran past its last frame (the
+    /// server kept reading the drained stream until the cork: on PipeWire 256 frames), so its
+    /// write index lies behind its read index, and a write there would lose the next prompt's
+    /// first frames.
+    var writeAtReadIndex = false
     /// The server's read index of the stream once it was parked, in bytes (`park()`); nil
     /// until the server said, or when it could not.
     var parkedReadIndex: Int64? = nil

@@ -100,6 +100,20 @@ package enum Levels {
         return found
     }
 
+    /// How many 10 ms windows' worth of sound a recording holds that has one sound at a steady
+    /// level and silence around it: the recording's energy over the energy of a window the
+    /// sound fills (the median of the windows within 1 dB of the loudest, by `rms`). Unlike a
+    /// count of windows above a threshold, a dropout inside the sound (an underrun that delays
+    /// its rest) does not add the window it splits: the energy is the same. nil when no window
+    /// is above `floor` dBFS.
+    package static func heardWindows(_ samples: [Float], floor: Double = -60) -> Double? {
+        let levels = rms(samples)
+        guard let loudest = levels.max(), loudest > floor else { return nil }
+        let full = median(levels.filter { $0 >= loudest - 1 })
+        let energy = levels.filter { $0 > floor }.reduce(0.0) { $0 + pow(10, ($1 - full) / 10) }
+        return energy
+    }
+
     /// Indices of windows at or above `threshold`, as (first, last, count).
     package static func span(_ levels: [Double], above threshold: Double) -> (first: Int, last: Int, count: Int)? {
         let hits = levels.indices.filter { levels[$0] >= threshold }
