@@ -653,7 +653,7 @@ struct HostileInputCLITests {
         try Data("Sink #1\n\tState: RUNNING\n\tMute: no\n".utf8).write(to: URL(fileURLWithPath: path))
         let run = try Binary.run(["devices", "--from", path])
         expectError(run, status: 65)
-        #expect(run.stderr.hasPrefix("duckprompt: \(path): no sinks found (no sink in it has a name): duckprompt reads `pactl list sinks`"))
+        #expect(run.stderr.hasPrefix("duckprompt: \(path): no sinks found (no sink block in it has a name or a port): duckprompt reads `pactl list sinks`"))
     }
 
     @Test("a config file of 50 MB or a FIFO: 78 naming it, at once")

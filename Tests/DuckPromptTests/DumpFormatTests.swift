@@ -208,6 +208,8 @@ struct DumpFormatTests {
             + "and lacks a Node with `media.class = \"Audio/Sink\"`"),
         ("\tid: 58\n\tpermissions: rwxm-\n\ttype: PipeWire:Interface:Node/3\n*\tstate: \"suspended\"\n",
          "line 1: 'id: 58' starts no sink; it is nearest `pw-cli ls Node` / `pw-cli info`"),
+        ("Sink #0\n", "line 1: 'Sink #0' starts no sink; it is nearest `pactl list sinks`, and lacks a sink block"),
+        ("  * index: 3\n", "line 1: '* index: 3' starts no sink; it is nearest `pacmd list-sinks`"),
         ("[{\"id\": 30, \"type\": \"PipeWire:Interface:Node\", \"info\": {\"props\": {\"node.name\": \"Dummy-Driver\"}}}]",
          "line 1: '[{\"id\": 30, \"type\": \"PipeWire:Interface:Node\", \"info\": {\"pro…' is JSON, but holds no sink object; "
             + "it is nearest `pw-dump`, and lacks a whole `PipeWire:Interface:Node` of class `Audio/Sink`"),

@@ -526,7 +526,7 @@ struct NamelessDumpTests {
     func nameless(text: String) throws {
         let error = #expect(throws: DuckPromptError.self) { try SinkDumpReader.readSnapshot(text) }
         #expect(error?.code == .unsupportedData)
-        #expect(error?.message.hasPrefix("no sinks found (no sink in it has a name): duckprompt reads `pactl list sinks`") == true,
+        #expect(error?.message.hasPrefix("no sinks found (no sink block in it has a name or a port): duckprompt reads `pactl list sinks`") == true,
                 "\(String(describing: error))")
         #expect(error?.message.hasSuffix(DumpRefusal.nearest(.pactlText)) == true, "what it lacks: \(String(describing: error))")
     }

@@ -13,11 +13,24 @@ package enum DumpRefusal {
     }
 
     /// Which format the text is nearest (`SinkDumpReader.detectFormat`, the format its shape
-    /// says) and what it lacks for a sink to be read from it; empty for a one-line paste (its
-    /// own reason says it) and empty text.
+    /// says) and what it lacks for a sink to be read from it; for one line, the format whose
+    /// block it starts (`Sink #0` alone is nearest `pactl list sinks`); empty for empty text and
+    /// for one line that starts no block (a listing joined onto one line: its own reason says it).
     static func nearest(_ text: String) -> String {
         guard let format = SinkDumpReader.detectFormat(text) else { return "" }
-        return nearest(format)
+        guard format == .oneLine else { return nearest(format) }
+        guard let line = DumpLine.lines(of: text).first(where: { !$0.isFiller }),
+              let started = blockFormat(of: line) else { return "" }
+        return nearest(started)
+    }
+
+    /// The format whose block `line` starts, if any.
+    private static func blockFormat(of line: DumpLine) -> SinkDumpFormat? {
+        if line.blockHeader != nil { return .pactlText }
+        if PacmdTextReader.header(line) != nil { return .pacmdText }
+        if WpctlInspectReader.header(line) != nil { return .wpctlInspect }
+        if PwCliReader.header(line) != nil { return .pwCli }
+        return nil
     }
 
     /// The clause for one format.

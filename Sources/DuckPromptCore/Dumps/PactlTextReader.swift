@@ -109,9 +109,10 @@ package enum SinkDumpReader {
             throw DuckPromptError(.unsupportedData, DumpRefusal.message(for: text))
         }
         // Text that merely looks like a block (random bytes with a `key: value` line) gives
-        // sinks without a name: no sink can be routed to by nothing.
+        // sinks with neither a name nor a port (a port gets a placeholder name): nothing to
+        // classify or route to.
         guard snapshot.sinks.contains(where: { !$0.name.isEmpty }) else {
-            throw DuckPromptError(.unsupportedData, "no sinks found (no sink in it has a name): " + formatsRead
+            throw DuckPromptError(.unsupportedData, "no sinks found (no sink block in it has a name or a port): " + formatsRead
                                   + DumpRefusal.nearest(format ?? .pactlText))
         }
         return snapshot
