@@ -40,7 +40,12 @@ struct PlayIntegrationTests {
         guard let lowFirst, let lowLast, lowLast - lowFirst > 50 else {
             throw TestFailure("the music was not ducked: reference \(reference) dB, levels \(levels.map { Int($0) })")
         }
-        let before = Levels.median(levels[firstPlaying..<lowFirst].suffix(50).dropLast(30))
+        // Before: the 20 windows before the attack began, where the music first fell 0.05 dB
+        // under its reference (less 3 windows), not a fixed time before it was 10 dB down: a
+        // slow attack (the ramp's steps late under ThreadSanitizer) began more than 300 ms
+        // earlier, and its first steps made "before" 0.245 dB low.
+        let attack = levels.indices.first { $0 > firstPlaying + 3 && $0 <= lowFirst && levels[$0] < reference - 0.05 } ?? lowFirst
+        let before = Levels.median(levels[firstPlaying..<max(firstPlaying + 1, attack - 3)].suffix(20))
         let middle = (lowFirst + (lowLast - lowFirst) / 4)...(lowLast - (lowLast - lowFirst) / 4)
         let ducked = Levels.median(levels[middle])
         let afterStart = lowLast + 80
