@@ -176,7 +176,8 @@ enum Help {
                               sooner: the same prompt, exit status and messages; Ctrl-C,
                               SIGTERM and SIGHUP cancel it, and it stops if this process
                               is killed. -s, -n, --timeout, -v, several files or texts,
-                              DUCKPROMPT_DEBUG and DUCKPROMPT_DEVICE play it here.
+                              --keep-awake with a sink from PULSE_SINK, DUCKPROMPT_DEBUG
+                              and DUCKPROMPT_DEVICE play it here.
       --dry-run               Play nothing: print what the prompt would do now, one line:
                               its sink, the pre-roll (0 when the sink runs), the attack,
                               the device's latency, its length (a text synthesized and
@@ -217,8 +218,8 @@ enum Help {
       --rate WPM              Words per minute, 80 to 450 (default 175).
     \(common)
 
-    Every option of duckprompt play (--duck, -d, --volume, --expire-ms, --exit-with-parent,
-    …) applies.
+    Every option of duckprompt play (--duck, -d, --volume, --during-call, --call-duck,
+    --expire-ms, --exit-with-parent, …) applies.
     \(numbers)
     """
 

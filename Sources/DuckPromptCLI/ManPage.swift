@@ -30,7 +30,7 @@ public enum ManPage {
         out.blocks(main.section("OPTIONS"))
 
         out.macro("SH", "COMMON OPTIONS")
-        out.text("play, say, devices, route, restore and serve take these too:")
+        out.text("play, say, devices, route, restore, serve and speechd-module take these too:")
         out.blocks(common)
 
         out.macro("SH", "SUBCOMMANDS")
