@@ -202,6 +202,7 @@ public final class DuckPromptService: Sendable {
                     return .prompt(sources, options, name: files.joined(separator: " "))
                 }
             case DP_BUS_PLAY_FD:
+                DebugTrace.write("service: PlayFd from \(call.sender)")
                 let fd = try call.readDescriptor()
                 do {
                     let (given, stops) = try ServiceOptions.splitStopWithCaller(try call.readOptions())
@@ -213,6 +214,7 @@ public final class DuckPromptService: Sendable {
                         let source = try AudioSource(descriptor: fd, name: "passed descriptor",
                                                      deadline: .now + .seconds(PromptLimits.descriptorSeconds))
                         try PromptLimits.checkDuration([source.duration])
+                        DebugTrace.write("service: PlayFd's options and audio read")
                         return .prompt([source], options, name: "passed descriptor")
                     }
                 } catch {

@@ -58,6 +58,9 @@ package final class SessionBusClient {
         bus = opened
     }
 
+    /// Whether the connection is still open (`sd_bus_is_open`): false once the bus closed it.
+    package var isOpen: Bool { sd_bus_is_open(bus) > 0 }
+
     deinit {
         for subscription in subscriptions { sd_bus_slot_unref(subscription.slot) }
         sd_bus_flush_close_unref(bus)

@@ -34,6 +34,9 @@ final class PlayerPauser {
     var pausedStreams: Set<UInt32> { Set((paused + toPause).flatMap(\.streams)) }
 
     private var bus: SessionBusClient?
+    /// Where `bus` is borrowed from and given back to (a held prompter's); nil: a connection
+    /// of its own.
+    private let buses: SessionBusPool?
 
     /// Looks at the players whose process plays one of `inputs` (uncorked, with an
     /// `application.process.id`) and decides what to do with each. Contacts the session bus
@@ -41,7 +44,10 @@ final class PlayerPauser {
     /// when a rule says to ignore a player.
     /// - Parameters:
     ///   - inherited: players a handed-over duck keeps paused (`DuckJournal.players`).
-    init(inputs: [SinkInput], mode: PauseMode, rules: [PlayerRule], rewindMs: Int, inherited: [PausedPlayer]) {
+    ///   - buses: a held prompter's session-bus connections (nil: one of its own).
+    init(inputs: [SinkInput], mode: PauseMode, rules: [PlayerRule], rewindMs: Int, inherited: [PausedPlayer],
+         buses: SessionBusPool? = nil) {
+        self.buses = buses
         paused = inherited
         excluded = Set(inherited.flatMap(\.streams))
         guard mode != .off, mode != .noPause || rules.contains(where: { $0.action == .ignore }) else { return }
@@ -222,9 +228,13 @@ final class PlayerPauser {
         return player
     }
 
+    deinit {
+        if let bus { buses?.giveBack(bus) }
+    }
+
     private func connect() -> SessionBusClient? {
         do {
-            bus = try SessionBusClient()
+            bus = try buses?.borrow() ?? SessionBusClient()
         } catch {
             warnings.append("players not paused: \(Self.describe(error)); their streams are ducked")
         }

@@ -18,13 +18,13 @@ extension DuckPrompt {
                           server: ServerOptions, control: InterruptControl, entered: QueueEntry,
                           turn: Result<RuntimeLock, any Error>? = nil,
                           reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
-                          calls: PromptCalls? = nil,
+                          calls: PromptCalls? = nil, buses: SessionBusPool? = nil,
                           onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in },
                           onTiming: @escaping (Prompter.Timing) -> Void = { _ in },
                           onAudioEnded: () -> Void = {}) throws -> PlayReport {
         let run = PromptRun(sources: sources, connection: started, options: options, server: server, control: control,
                             entered: entered, turn: turn, reconnect: reconnect, keeper: keeper, calls: calls,
-                            onStarted: onStarted, onTiming: onTiming)
+                            buses: buses, onStarted: onStarted, onTiming: onTiming)
         defer { run.close() }
         var lifecycle = PromptLifecycle()
         var action = lifecycle.start()
@@ -110,6 +110,8 @@ final class PromptRun {
     /// A held prompter's stream kept ready: taken for the first part when it fits, given the
     /// last part's stream once the prompt played whole. Nil for a one-shot prompt.
     private let keeper: ReadyStreamKeeper?
+    /// The held prompter's session-bus connections, lent to the players' pauser.
+    private let buses: SessionBusPool?
     /// Whether this prompt holds the mirror's sink-input reads (`holdMirrorInputs`) until `close()`.
     private var holdsMirror = false
     /// The frames of the stream given to `keeper` (no longer in `streams`).
@@ -129,6 +131,8 @@ final class PromptRun {
     ///   - reconnect: makes a new connection when `connection` failed meanwhile.
     ///   - keeper: the held prompter's kept stream (nil: every stream is made and closed here).
     ///   - calls: the calls on the session and system buses (the prompter's `PromptCalls`).
+    ///   - buses: the held prompter's session-bus connections, for the players (nil: the
+    ///     prompt connects).
     ///   - onStarted: called once the first sample of the prompt's own audio (after the
     ///     pre-roll) has been handed to the server on the uncorked stream, with the route and
     ///     the pre-roll in ms; on libpulse's loop thread, so it must not wait.
@@ -138,11 +142,12 @@ final class PromptRun {
     init(sources: [any PromptSource], connection: PulseConnection, options: PlayOptions, server: ServerOptions,
          control: InterruptControl, entered: QueueEntry, turn: Result<RuntimeLock, any Error>? = nil,
          reconnect: (() throws -> PulseConnection)? = nil, keeper: ReadyStreamKeeper? = nil,
-         calls: PromptCalls? = nil,
+         calls: PromptCalls? = nil, buses: SessionBusPool? = nil,
          onStarted: @escaping (RouteDecision, Int) -> Void = { _, _ in },
          onTiming: @escaping (Prompter.Timing) -> Void = { _ in }) {
         self.turn = turn
         self.calls = calls
+        self.buses = buses
         self.sources = sources
         self.connection = connection
         self.options = options
@@ -416,6 +421,7 @@ final class PromptRun {
         // A held prompter's copy of the server, kept current from events, its sinks read now;
         // else all read now.
         var (snapshot, info) = try connection.routingSnapshot()
+        DebugTrace.write("prompt: \(snapshot.sinks.count) sinks read, \(snapshot.sinkInputs.count) sink-inputs")
         onPipeWire = info.serverName.contains("PipeWire")
         // A call: the policy decides before anything is routed or ducked (`--during-call`).
         var calls = CallStreams.find(sinkInputs: snapshot.sinkInputs, sourceOutputs: snapshot.sourceOutputs)
@@ -436,7 +442,7 @@ final class PromptRun {
         self.route = route
         // Spoken word is paused, not ducked: its players' streams stay off the duck.
         let pauser = PlayerPauser(inputs: snapshot.sinkInputs, mode: options.pauseMode, rules: options.config.players,
-                                  rewindMs: options.rewindMs, inherited: (handed?.players ?? []) + adopted)
+                                  rewindMs: options.rewindMs, inherited: (handed?.players ?? []) + adopted, buses: buses)
         self.pauser = pauser
         let players = pauser.paused + pauser.toPause
         groups = decision == .chime ? [CallChime()] : PromptSequence.groups(sources)

@@ -20,6 +20,8 @@ final class HeldConnection: Sendable {
     nonisolated(unsafe) private var closed = false
     /// The stream kept ready between prompts (`ReadyStreamKeeper`); its connection's.
     let keeper = ReadyStreamKeeper()
+    /// The session-bus connection kept between prompts for their players (`PlayerPauser`).
+    let buses = SessionBusPool()
 
     /// Holds `connection` (begun, perhaps not ready yet) and starts its copy of the server
     /// and the thread that keeps it up.

@@ -217,6 +217,9 @@ public final class Prompter: Sendable {
     /// its `dropReason`), and no event is sent (the D-Bus service's `Error.Dropped`).
     package func play(_ sources: [any PromptSource], options: PlayOptions, dropAtCall: Bool) throws -> PromptID {
         guard !sources.isEmpty else { throw DuckPromptError(.usage, "nothing to play: a prompt needs a file or a text") }
+        // The sinks it will route from, asked for now: the answer comes while it takes its
+        // place in the queue and its turn (`PulseConnection.routingSnapshot`).
+        held?.current.prefetchSinks()
         let name = sources.first?.name ?? ""
         let control = InterruptControl(keepAfterPlaying: keepDuckAfterPlaying)
         // Under the lock: ids, and places in the queue, in call order.
@@ -495,7 +498,7 @@ public final class Prompter: Sendable {
         var report = try DuckPrompt.runPrompt(sources, connection: connection, options: options, server: server,
                                               control: control, entered: entry, turn: turn,
                                               reconnect: { [self] in try reconnect() },
-                                              keeper: held?.keeper, calls: calls,
+                                              keeper: held?.keeper, calls: calls, buses: held?.buses,
                                               onStarted: { [self] route, preRoll in
             started.stamp()
             guard let id else { return }

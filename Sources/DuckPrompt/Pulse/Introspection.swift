@@ -10,6 +10,28 @@ private final class ListBox<Element>: @unchecked Sendable {
     init(mainloop: OpaquePointer) { self.mainloop = mainloop }
 }
 
+/// A sink list asked for ahead (`PulseConnection.prefetchSinks()`): its answer collects in
+/// `box` (which the request's callback uses unretained: kept until the operation is done or
+/// cancelled). Guarded by the loop lock.
+final class SinkPrefetch: @unchecked Sendable {
+    fileprivate let box: ListBox<Sink>
+    fileprivate let op: OpaquePointer
+    let asked: ContinuousClock.Instant
+
+    fileprivate init(box: ListBox<Sink>, op: OpaquePointer, asked: ContinuousClock.Instant) {
+        self.box = box
+        self.op = op
+        self.asked = asked
+    }
+
+    /// Not to be used: the request is cancelled (its callback never runs after this) and let
+    /// go. Lock held. libpulse: `pa_operation_cancel`, `pa_operation_unref`.
+    func drop() {
+        if libpulse.pa_operation_get_state(op) == PA_OPERATION_RUNNING { libpulse.pa_operation_cancel(op) }
+        libpulse.pa_operation_unref(op)
+    }
+}
+
 private final class ServerInfoBox: @unchecked Sendable {
     let mainloop: OpaquePointer
     var info = ServerInfo(defaultSinkName: nil, serverName: "", serverVersion: "")
@@ -137,6 +159,46 @@ extension PulseConnection {
             }
             if let info { box.items.append(SourceOutput(info.pointee)) }
         }, Unmanaged.passUnretained(box).toOpaque())
+    }
+
+    /// Asks for every sink now, not waiting for the answer, for the next `sinkList(askedWithin:)`
+    /// (a held prompter's prompt, when it is asked for: its round trip then overlaps the
+    /// prompt's way to its turn). A request still in flight from before is cancelled. Call
+    /// without the lock. libpulse: `pa_context_get_sink_info_list`.
+    func prefetchSinks() {
+        withLock {
+            dropPrefetchLocked()
+            guard subscribers.mirror != nil, isAliveLocked else { return }
+            let box = ListBox<Sink>(mainloop: mainloop)
+            guard let op = requestSinksLocked(into: box) else { return }
+            subscribers.sinkPrefetch = SinkPrefetch(box: box, op: op, asked: .now)
+        }
+    }
+
+    /// The sinks `prefetchSinks()` asked for, when it asked within `freshness` (waiting for
+    /// the answer if it is not in yet), else read now (`sinkList()`); the prefetch is used
+    /// once. Call without the lock.
+    /// - Throws: as `sinkList()`.
+    func sinkList(askedWithin freshness: Duration) throws -> [Sink] {
+        let fetched = try withLock { () throws -> [Sink]? in
+            guard let prefetch = subscribers.sinkPrefetch else { return nil }
+            subscribers.sinkPrefetch = nil
+            guard ContinuousClock.now - prefetch.asked <= freshness else {
+                prefetch.drop()
+                return nil
+            }
+            // `waitLocked(for:)` ends the operation (cancelled if given up, unreferenced).
+            try withExtendedLifetime(prefetch.box) { try waitLocked(for: prefetch.op, what: "listing sinks") }
+            if prefetch.box.failed { throw DuckPromptError(.internal, "the server refused to list sinks") }
+            return prefetch.box.items
+        }
+        return try fetched ?? sinkList()
+    }
+
+    /// Cancels a prefetch not taken. Lock held.
+    func dropPrefetchLocked() {
+        subscribers.sinkPrefetch?.drop()
+        subscribers.sinkPrefetch = nil
     }
 
     /// Every sink, in one round trip; call without the lock.

@@ -204,6 +204,7 @@ package final class PulseConnection: @unchecked Sendable {
     deinit {
         libpulse.pa_threaded_mainloop_lock(mainloop)
         nodeWatch = nil
+        dropPrefetchLocked()
         libpulse.pa_context_set_state_callback(context, nil, nil)
         libpulse.pa_context_set_subscribe_callback(context, nil, nil)
         libpulse.pa_context_disconnect(context)

@@ -28,13 +28,19 @@ extension PulseConnection {
     /// latency may change with no event for the mirror to follow: pipewire-pulse 0.3.65 tells
     /// of no IDLE → RUNNING of a sink whose monitor is recorded (a keep-awake then seemed not
     /// to have woken it, and the prompt got a pre-roll), and neither server of a latency that
-    /// follows its streams. The sink-inputs stay the mirror's.
+    /// follows its streams. The sink-inputs stay the mirror's. The sinks are the ones asked
+    /// for when the prompt was (`prefetchSinks()`, by `Prompter.play`) if that was within
+    /// `prefetchFreshness`: a prompt that waited for its turn reads them again.
     /// - Throws: as `currentSnapshot()`.
     func routingSnapshot() throws -> (Snapshot, ServerInfo) {
         var (snapshot, info) = try currentSnapshot()
-        if withLock({ subscribers.mirror != nil }) { snapshot.sinks = try sinkList() }
+        if withLock({ subscribers.mirror != nil }) { snapshot.sinks = try sinkList(askedWithin: Self.prefetchFreshness) }
         return (snapshot, info)
     }
+
+    /// How old a prefetched sink list may be when a prompt routes from it: 50 ms. From
+    /// `PlayFd`'s arrival to the route took 1.1 ms in the service's trace (PulseAudio, idle).
+    static let prefetchFreshness: Duration = .milliseconds(50)
 
     /// While a prompt ducks, the mirror marks its sink-inputs' changes rather than reading
     /// each (`ServerMirror.holdInputsLocked`); `held` false ends it. Nothing without a mirror.

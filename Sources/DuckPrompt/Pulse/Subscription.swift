@@ -63,6 +63,9 @@ final class Subscribers: @unchecked Sendable {
     var subscribed = false
     /// A held connection's copy of the server, kept current from the same events.
     var mirror: ServerMirror?
+    /// The sinks asked for ahead of a prompt's routing, beside the copy
+    /// (`PulseConnection.prefetchSinks()`).
+    var sinkPrefetch: SinkPrefetch?
     init(mainloop: OpaquePointer) { self.mainloop = mainloop }
 }
 
