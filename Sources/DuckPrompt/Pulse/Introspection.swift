@@ -25,11 +25,8 @@ final class SinkPrefetch: @unchecked Sendable {
     }
 
     /// Not to be used: the request is cancelled (its callback never runs after this) and let
-    /// go. Lock held. libpulse: `pa_operation_cancel`, `pa_operation_unref`.
-    func drop() {
-        if libpulse.pa_operation_get_state(op) == PA_OPERATION_RUNNING { libpulse.pa_operation_cancel(op) }
-        libpulse.pa_operation_unref(op)
-    }
+    /// go (`PulseConnection.endOperation`). Lock held.
+    func drop() { PulseConnection.endOperation(op) }
 }
 
 private final class ServerInfoBox: @unchecked Sendable {
@@ -189,10 +186,16 @@ extension PulseConnection {
             }
             // `waitLocked(for:)` ends the operation (cancelled if given up, unreferenced).
             try withExtendedLifetime(prefetch.box) { try waitLocked(for: prefetch.op, what: "listing sinks") }
-            if prefetch.box.failed { throw DuckPromptError(.internal, "the server refused to list sinks") }
-            return prefetch.box.items
+            return try Self.sinks(in: prefetch.box)
         }
         return try fetched ?? sinkList()
+    }
+
+    /// The sinks a list request collected in `box`.
+    /// - Throws: `.internal` when the server refused the list.
+    private static func sinks(in box: ListBox<Sink>) throws -> [Sink] {
+        if box.failed { throw DuckPromptError(.internal, "the server refused to list sinks") }
+        return box.items
     }
 
     /// Cancels a prefetch not taken. Lock held.
@@ -209,8 +212,7 @@ extension PulseConnection {
         try withExtendedLifetime(box) {
             try withLock { try waitLocked(for: requestSinksLocked(into: box), what: "listing sinks") }
         }
-        if box.failed { throw DuckPromptError(.internal, "the server refused to list sinks") }
-        return box.items
+        return try Self.sinks(in: box)
     }
 
     /// Every sink-input, in one round trip; call without the lock.

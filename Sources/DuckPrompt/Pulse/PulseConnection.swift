@@ -297,6 +297,14 @@ package final class PulseConnection: @unchecked Sendable {
     /// took longer than `answerTimeout`; unrefs it. Ignores `interrupted`: queries are short
     /// and their results are needed for a clean stop.
     /// - Throws: `.unavailable` when the connection is lost or the server does not answer.
+    /// Lets go of an operation: cancelled first if still running, so that its callback never
+    /// runs into userdata its caller frees next. Lock held.
+    /// libpulse: `pa_operation_cancel`, `pa_operation_unref`.
+    static func endOperation(_ op: OpaquePointer) {
+        if libpulse.pa_operation_get_state(op) == PA_OPERATION_RUNNING { libpulse.pa_operation_cancel(op) }
+        libpulse.pa_operation_unref(op)
+    }
+
     func waitLocked(for op: OpaquePointer?, what: String) throws {
         guard let op else {
             throw DuckPromptError(.internal, "\(what) failed: \(lastErrorLocked)")
@@ -304,8 +312,7 @@ package final class PulseConnection: @unchecked Sendable {
         defer {
             // Given up (a stall, the connection lost): its callback must never run later, into
             // userdata its caller frees once this returns.
-            if libpulse.pa_operation_get_state(op) == PA_OPERATION_RUNNING { libpulse.pa_operation_cancel(op) }
-            libpulse.pa_operation_unref(op)
+            Self.endOperation(op)
         }
         let deadline = ContinuousClock.now + answerTimeout
         try withWakeupLocked(at: deadline) {

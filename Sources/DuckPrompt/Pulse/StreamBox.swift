@@ -103,10 +103,7 @@ final class StreamBox: @unchecked Sendable {
     /// box once its stream is let go (`PromptStream.close()`). Lock held.
     /// libpulse: `pa_operation_cancel`, `pa_operation_unref`.
     func cancelOperations() {
-        for op in operations {
-            if libpulse.pa_operation_get_state(op) == PA_OPERATION_RUNNING { libpulse.pa_operation_cancel(op) }
-            libpulse.pa_operation_unref(op)
-        }
+        for op in operations { PulseConnection.endOperation(op) }
         operations.removeAll()
     }
 

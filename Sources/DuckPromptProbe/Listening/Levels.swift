@@ -110,8 +110,7 @@ package enum Levels {
         let levels = rms(samples)
         guard let loudest = levels.max(), loudest > floor else { return nil }
         let full = median(levels.filter { $0 >= loudest - 1 })
-        let energy = levels.filter { $0 > floor }.reduce(0.0) { $0 + pow(10, ($1 - full) / 10) }
-        return energy
+        return levels.filter { $0 > floor }.reduce(0.0) { $0 + pow(10, ($1 - full) / 10) }
     }
 
     /// Indices of windows at or above `threshold`, as (first, last, count).
