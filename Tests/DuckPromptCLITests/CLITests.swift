@@ -511,8 +511,7 @@ struct DevicesFromFixturesCLITests {
 
     @Test("A sink a paste gives no name: the table's note line and the JSON's notes say it is a placeholder; a named dump has no notes")
     func placeholderNamed() throws {
-        let pastes = Self.fixtures.deletingLastPathComponent().appendingPathComponent("pastes")
-        let grep = pastes.appendingPathComponent("pactl-grep-ports-lineout.txt").path
+        let grep = Self.fixtures.appendingPathComponent("pactl-grep-ports-lineout.txt").path
         let table = try Binary.run(["devices", "--from", grep])
         #expect(table.status == 0 && table.stdout.contains("note: (unnamed Sink #0): the dump gives this sink no name"),
                 "\(table.stdout)")

@@ -38,7 +38,7 @@ struct ClassifierTests {
         #expect(rows.count >= 14)
         let directory = try SinkFixture.url("sinks")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            .filter { $0.hasSuffix(".txt") }
+            .filter { $0.hasSuffix(".txt") || $0.hasSuffix(".json") }
         #expect(Set(files) == Set(rows.map(\.file)))
     }
 

@@ -4,7 +4,7 @@ import Testing
 @testable import DuckPromptCore
 
 /// Dumps as people paste them (issue 36): shapes of text, not kinds of hardware. Fixtures in
-/// `Fixtures/pastes/` (see its README for where each comes from).
+/// `Fixtures/sinks/` (see its PASTES.md for where each comes from).
 @Suite("SinkDumpReader and Classifier: pastes whole or in pieces")
 struct PastedShapeTests {
     struct Case: Sendable, CustomTestStringConvertible {
@@ -20,16 +20,16 @@ struct PastedShapeTests {
     }
 
     static let cases: [Case] = [
-        Case(path: "pastes/pw-cli-info-alc236-speaker-cut.txt", format: .pwCli,
+        Case(path: "sinks/pw-cli-info-alc236-speaker-cut.txt", format: .pwCli,
              name: UnnamedSink.name("node 58"), index: nil, kind: .speaker, external: false,
              evidence: "device.profile.name=HiFi: Speaker: sink"),
-        Case(path: "pastes/pw-dump-iec958-node-cut-mid-string.json", format: .pwDump,
+        Case(path: "sinks/pw-dump-iec958-node-cut-mid-string.json", format: .pwDump,
              name: UnnamedSink.name("node 41"), index: 41, kind: .lineOut, external: true,
              evidence: "api.alsa.path=iec958:2"),
-        Case(path: "pastes/pactl-grep-ports-lineout.txt", format: .pactlText,
+        Case(path: "sinks/pactl-grep-ports-lineout.txt", format: .pactlText,
              name: UnnamedSink.name("Sink #0"), index: 0, kind: .lineOut, external: false,
              evidence: "active port analog-output-lineout"),
-        Case(path: "pastes/wpctl-inspect-xonar-dx-analog-stereo-no-ports.txt", format: .wpctlInspect,
+        Case(path: "sinks/wpctl-inspect-xonar-dx-analog-stereo-no-ports.txt", format: .wpctlInspect,
              name: "alsa_output.pci-0000_08_04.0.analog-stereo", index: 56, kind: .lineOut, external: true,
              evidence: "device.profile.name=analog-stereo"),
     ]
@@ -49,16 +49,16 @@ struct PastedShapeTests {
 
     @Test("a sink the dump gives no name is listed under a placeholder, and the listing says so")
     func placeholderSaid() throws {
-        let listing = DeviceListing(snapshot: try SinkDumpReader.readSnapshot(SinkFixture.text("pastes/pactl-grep-ports-lineout.txt")))
+        let listing = DeviceListing(snapshot: try SinkDumpReader.readSnapshot(SinkFixture.text("sinks/pactl-grep-ports-lineout.txt")))
         #expect(UnnamedSink.isPlaceholder(listing.snapshot.sinks[0].name))
         #expect(listing.notes == ["(unnamed Sink #0): the dump gives this sink no name; it is classified from what it shows (ports, properties)"])
-        let named = DeviceListing(snapshot: try SinkDumpReader.readSnapshot(SinkFixture.text("pastes/wpctl-inspect-xonar-dx-analog-stereo-no-ports.txt")))
+        let named = DeviceListing(snapshot: try SinkDumpReader.readSnapshot(SinkFixture.text("sinks/wpctl-inspect-xonar-dx-analog-stereo-no-ports.txt")))
         #expect(named.notes.isEmpty)
     }
 
     @Test("the analog guess says it is one, and why")
     func analogGuessEvidence() throws {
-        let sink = try SinkFixture.sink("pastes/wpctl-inspect-xonar-dx-analog-stereo-no-ports.txt")
+        let sink = try SinkFixture.sink("sinks/wpctl-inspect-xonar-dx-analog-stereo-no-ports.txt")
         let evidence = Classifier.classify(sink).evidence
         #expect(evidence.contains("guess"), "\(evidence)")
         #expect(evidence.contains("no port"), "\(evidence)")

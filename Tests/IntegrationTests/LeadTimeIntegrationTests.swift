@@ -13,6 +13,12 @@ import Testing
 struct LeadTimeIntegrationTests {
     /// How far an estimate, or `PromptTiming`, may be from the first sample heard, in ms.
     static let toleranceMs = 30.0
+    /// How far `Estimate`'s `heard-us` may be under ThreadSanitizer: its `start-us` (6 ms on a
+    /// kept stream) is a release build's handling of `Play`, which a TSan-built service takes
+    /// several times longer over (45 ms late in one CI run); `PromptTiming`, read from the
+    /// stream's own timing, keeps `toleranceMs`.
+    static let heardToleranceMs =
+        ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] == nil ? toleranceMs : 100.0
 
     /// The test's own client of the service on the session bus: `Estimate` and `Play`, and
     /// the service's `PromptTiming` and `PromptFinished` as `dispatch` delivers them.
@@ -142,7 +148,7 @@ struct LeadTimeIntegrationTests {
         _ = recorder.stop()
 
         for (scenario, result) in [("idle headset", idle), ("running speaker", ducking)] {
-            #expect(abs(result.heard) <= Self.toleranceMs, "\(scenario): Estimate's heard-us off by \(result.heard) ms")
+            #expect(abs(result.heard) <= Self.heardToleranceMs, "\(scenario): Estimate's heard-us off by \(result.heard) ms")
             #expect(abs(result.timing) <= Self.toleranceMs, "\(scenario): PromptTiming off by \(result.timing) ms")
         }
         // Each prompt's PromptTiming after its PromptStarted, as a gdbus monitor saw them.
