@@ -205,7 +205,13 @@ struct DumpFormatTests {
         ("{\"a\": [1,\n\n  2,\n\n", "line 3: '2,' is where the JSON ends before it is whole; it is nearest `pactl --format=json"),
         ("\tid 28, type PipeWire:Interface:Node/3\n \t\tnode.name = \"Dummy-Driver\"\n",
          "line 1: 'id 28, type PipeWire:Interface:Node/3' starts no sink; it is nearest `pw-cli ls Node` / `pw-cli info`, "
-            + "and lacks a Node with `media.class = \"Audio/Sink\"`"),
+            + "and lacks a Node: its header (`id: N`, or `ls`'s `id N, type …`) with `media.class = \"Audio/Sink\"`"),
+        // `pw-cli info` pasted without its `id:` line, or without every header line: still
+        // nearest pw-cli (by `permissions:`, `type: PipeWire:Interface:`, `*` and a tab).
+        ("\tpermissions: rwxm-\n\ttype: PipeWire:Interface:Node/3\n*\tstate: \"suspended\"\n*\tproperties:\n*\t\talsa.card = \"1\"\n",
+         "line 1: 'permissions: rwxm-' starts no sink; it is nearest `pw-cli ls Node` / `pw-cli info`, and lacks a Node: its header"),
+        ("*\tinput ports: 2/65\n*\tstate: \"suspended\"\n*\tproperties:\n*\t\tapi.alsa.pcm.stream = \"playback\"\n",
+         "line 1: '*\tinput ports: 2/65' starts no sink; it is nearest `pw-cli ls Node` / `pw-cli info`"),
         ("\tid: 58\n\tpermissions: rwxm-\n\ttype: PipeWire:Interface:Node/3\n*\tstate: \"suspended\"\n",
          "line 1: 'id: 58' starts no sink; it is nearest `pw-cli ls Node` / `pw-cli info`"),
         ("Sink #0\n", "line 1: 'Sink #0' starts no sink; it is nearest `pactl list sinks`, and lacks a sink block"),

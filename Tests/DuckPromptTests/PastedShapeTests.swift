@@ -65,6 +65,22 @@ struct PastedShapeTests {
         #expect(evidence.contains("device.form_factor"), "\(evidence)")
     }
 
+    @Test("the pw-cli info paste without its type: line is read from its properties; without its id: line it is refused as pw-cli's")
+    func pwCliHeaderLinesLost() throws {
+        let text = try SinkFixture.text("sinks/pw-cli-info-alc236-speaker-cut.txt")
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let noType = lines.filter { !$0.contains("type: PipeWire:Interface:") }.joined(separator: "\n")
+        #expect(SinkDumpReader.detectFormat(noType) == .pwCli)
+        let sinks = try SinkDumpReader.read(noType)
+        #expect(sinks.map(\.name) == [UnnamedSink.name("node 58")])
+        #expect(Classifier.classify(try #require(sinks.first)).kind == .speaker)
+        let noID = lines.filter { !$0.contains("id: 58") }.joined(separator: "\n")
+        #expect(SinkDumpReader.detectFormat(noID) == .pwCli)
+        let error = #expect(throws: DuckPromptError.self) { try SinkDumpReader.read(noID) }
+        #expect(error?.message.contains("it is nearest `pw-cli ls Node` / `pw-cli info`, and lacks a Node: its header") == true,
+                "\(String(describing: error?.message))")
+    }
+
     @Test("a block with neither a name nor anything to classify by is still refused")
     func nothingToClassify() {
         #expect(throws: DuckPromptError.self) { try SinkDumpReader.read("Sink #0\n\tState: RUNNING\n") }

@@ -47,8 +47,8 @@ package enum DumpRefusal {
             lacks = "`pw-dump`, and lacks a whole `PipeWire:Interface:Node` of class `Audio/Sink` "
                 + "(or one cut before its class that shows a playback device)"
         case .pwCli:
-            lacks = "`pw-cli ls Node` / `pw-cli info`, and lacks a Node with `media.class = \"Audio/Sink\"` "
-                + "and a `node.name` (or one cut before its class that shows a playback device)"
+            lacks = "`pw-cli ls Node` / `pw-cli info`, and lacks a Node: its header (`id: N`, or `ls`'s `id N, type …`) "
+                + "with `media.class = \"Audio/Sink\"` and a `node.name` (or one cut before its class that shows a playback device)"
         case .wpctlInspect:
             lacks = "`wpctl inspect`, and lacks a node of class `Audio/Sink` (its `media.class` line)"
         case .oneLine:

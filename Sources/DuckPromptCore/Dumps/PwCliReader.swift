@@ -29,13 +29,15 @@ package enum PwCliReader {
         return (id, String(type[..<slash]))
     }
 
-    /// Whether a dump is pw-cli output: an `ls` header, or an `info` header followed by its
-    /// `type: PipeWire:Interface:…` line.
+    /// Whether a dump is pw-cli output: an `ls` header, or one of the lines only `pw-cli info`
+    /// prints: its `id: N` header, its `permissions:` or its `type: PipeWire:Interface:…` line,
+    /// a field it marks changed with `*` and a tab (`wpctl inspect` marks with `*` and a space).
+    /// A paste that lost some of them is still pw-cli's, and a refusal says so.
     static func looksLikePwCli(_ lines: [DumpLine]) -> Bool {
-        lines.indices.contains { index in
-            guard let found = header(lines[index]) else { return false }
-            if found.type != nil { return true }
-            return lines[(index + 1)...].prefix(2).contains { $0.text.hasPrefix("type: PipeWire:Interface:") }
+        lines.contains { line in
+            if let found = header(line) { return found.type != nil || line.text.hasPrefix("id:") }
+            return line.text.hasPrefix("type: PipeWire:Interface:") || line.text.hasPrefix("permissions: ")
+                || line.text.hasPrefix("*\t")
         }
     }
 
@@ -79,7 +81,8 @@ package enum PwCliReader {
         return objects.compactMap { object in
             // pw-cli lists every node (drivers, streams, cameras): one without a class is no sink,
             // unless it shows a playback device (an `info` paste cut before its class and name).
-            guard object.type.hasSuffix(":Node") else { return nil }
+            // An `info` paste that lost its `type:` line is judged by its properties alone.
+            guard object.type.hasSuffix(":Node") || object.type.isEmpty else { return nil }
             if let mediaClass = object.properties["media.class"] {
                 guard PipeWireNodeSink.isSink(mediaClass: mediaClass), object.properties["node.name"] != nil else { return nil }
             } else {
