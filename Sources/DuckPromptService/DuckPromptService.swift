@@ -210,7 +210,9 @@ public final class DuckPromptService: Sendable {
                     // (up to `PromptLimits.descriptorSeconds`), and the calls behind it would wait.
                     return try handOff(call, makesPrompt: true, stopsWithCaller: stops, ownThread: true) { [self] _ in
                         defer { close(fd) }
+                        DebugTrace.write("service: PlayFd's thread began")
                         let options = try readOptions(given)
+                        DebugTrace.write("service: PlayFd's options read")
                         let source = try AudioSource(descriptor: fd, name: "passed descriptor",
                                                      deadline: .now + .seconds(PromptLimits.descriptorSeconds))
                         try PromptLimits.checkDuration([source.duration])

@@ -63,9 +63,10 @@ extension ServerBench {
 
     /// `runs` rounds in which `players` take turns, the first rotating from round to round, as
     /// in figures 1 to 3: per player, one start and one end (ms, `heardRun`) per round.
-    func rotate(_ players: [Player], recorder: BenchProbe, figure: Int, scenario: String) throws -> (start: Rounds, end: Rounds) {
+    func rotate(_ players: [Player], recorder: BenchProbe, figure: Int, scenario: String,
+                rounds: Int? = nil) throws -> (start: Rounds, end: Rounds) {
         var start: Rounds = [:], end: Rounds = [:]
-        for round in 0..<runs {
+        for round in 0..<(rounds ?? runs) {
             for i in 0..<players.count {
                 let player = players[(i + round) % players.count]
                 let run = try heardRun(player, recorder: recorder, figure: figure, scenario: scenario)

@@ -213,7 +213,8 @@ enum Report {
     static func serverSection(_ r: ServerResults) -> [String] {
         let title = r.server == "pipewire" ? "PipeWire" : "PulseAudio"
         let rounds = max(1, (r.runs + 1) / 2)
-        let how: String = "\(r.runs) runs per figure (figure 5: \(rounds) rounds; figure 8: one "
+        let how: String = "\(r.runs) runs per figure (figure 5: \(rounds) rounds; figure 11: "
+            + "\(ServerBench.handoffRounds(r.runs)) rounds; figure 8: one "
             + "\(ServerBench.idleSeconds) s window); median (min–max); "
             + "× = median over runs of the ratio to `\(ServerBench.anchor)` in the same round "
             + "(figures 5, 7 and 9: to `paplay`). Measured in \(Int(r.seconds)) s."

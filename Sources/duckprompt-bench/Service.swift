@@ -85,6 +85,9 @@ extension ServerBench {
 extension ServerBench {
     static let handedZero = "duckprompt play --duck 0dB (serve running: handed over)"
     static let ownZero = "duckprompt play --duck 0dB --no-service (serve running)"
+    /// Figure 11's rounds: at least 15, since its target compares medians about 1 ms apart
+    /// on a machine whose single runs spread over 5 ms (paplay 8.0–12.6 ms in 5 runs).
+    static func handoffRounds(_ runs: Int) -> Int { max(runs, 15) }
 
     func handoff() throws {
         let recorder = try startRecorder()
@@ -101,7 +104,8 @@ extension ServerBench {
             warmUp(commands)
             // The service's first prompt (its stream not yet kept ready) is not counted.
             _ = try heardRun((Self.handedZero, players[0].run), recorder: recorder, figure: 11, scenario: scenario)
-            add(11, scenario, "ms", try rotate(players, recorder: recorder, figure: 11, scenario: scenario).start, anchor: "paplay")
+            add(11, scenario, "ms", try rotate(players, recorder: recorder, figure: 11, scenario: scenario,
+                                               rounds: Self.handoffRounds(runs)).start, anchor: "paplay")
         }
     }
 }

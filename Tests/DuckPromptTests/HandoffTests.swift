@@ -57,6 +57,7 @@ struct HandoffTests {
               ("played", "on speaker", Int32?.none, Handoff.Verdict.exit(0, [])),
               ("played", "on speaker; played muted (x)", nil, .exit(0, ["played muted (x)"])),
               ("played", "on speaker; a; b", nil, .exit(0, ["a", "b"])),
+              ("played", "on a;b; c;; d; ", nil, .exit(0, ["c;", "d"])),
               ("interrupted", "m", nil, .exit(75, ["m"])),
               ("replaced", "m", nil, .exit(75, ["m"])),
               ("dropped", "m", nil, .exit(75, ["m"])),

@@ -94,6 +94,26 @@ package enum Handoff {
         return .exit(status, [message])
     }
 
+    /// The `; `-separated clauses of a `PromptFinished` message, empty ones left out. By hand:
+    /// `split(separator: "; ")` is _StringProcessing's generic split, whose types took the
+    /// handed-over command 0.24 ms to make at run time, after its prompt had played.
+    static func clauses(of message: String) -> [String] {
+        var clauses: [String] = []
+        var start = message.startIndex, index = message.startIndex
+        while index < message.endIndex {
+            let next = message.index(after: index)
+            if message[index] == ";", next < message.endIndex, message[next] == " " {
+                if start < index { clauses.append(String(message[start..<index])) }
+                start = message.index(after: next)
+                index = start
+            } else {
+                index = next
+            }
+        }
+        if start < message.endIndex { clauses.append(String(message[start...])) }
+        return clauses
+    }
+
     /// The prompt's `PromptFinished(id, outcome, message)`: `played` exits 0 printing the
     /// warnings after "on SINK" (`; `-separated), as the command prints its own; `interrupted`,
     /// `replaced`, `dropped`, `expired` exit 75 with the message, `failed` 69 (the audio was
@@ -104,7 +124,7 @@ package enum Handoff {
     package static func finished(outcome: String, message: String, signal: Int32? = nil) -> Verdict {
         switch outcome {
         case "played":
-            return .exit(0, message.split(separator: "; ", omittingEmptySubsequences: true).dropFirst().map(String.init))
+            return .exit(0, Array(clauses(of: message).dropFirst()))
         case "interrupted", "replaced", "dropped", "expired":
             return .exit(75, [message])
         case "failed":
