@@ -347,6 +347,38 @@ struct ListeningReportTests {
         #expect(!lines.contains { $0.contains("untouched") || $0.contains("NOT restored") })
     }
 
+    @Test("a prompt whose stream ended before the lab learned its sink: said so, not 'played on ' an empty name")
+    func sinkNeverRead() throws {
+        var prompt = Self.prompt(5, 0.0, 0.1)
+        prompt.sinks = []
+        let headset = Self.timeline { _ in nil }
+        let report = ListeningReport(sinks: [("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                     streams: [prompt], end: 1)
+        let lines = LabSummary.lines(report)
+        #expect(lines.first == "prompt (stream #5, duckprompt): NOT heard as far as the lab knows: it never learned which "
+                + "sink the stream played on (it ended before the lab read it), so whether it was heard is unknown", "\(lines)")
+        #expect(!lines.contains { $0.contains("played on ;") })
+    }
+
+    @Test("a stream a prompt left alone is not said to be restored after a later prompt that ducked it")
+    func untouchedThenDucked() throws {
+        // Prompt 5 from 0.0 to 1.0 s leaves the music alone (--duck 0dB); prompt 6 from 2.5 to
+        // 3.5 s ducks it at 2.6 s and restores it at 3.6 s.
+        let music = Self.music([Timed(-1.9, Self.full)] + Self.ramp(at: 2.6, from: 0, to: -20) + Self.ramp(at: 3.6, from: -20, to: 0))
+        let speaker = Self.timeline { $0 >= 2.65 && $0 < 3.65 ? -43 : -23 }
+        let headset = Self.timeline { ($0 >= 0.2 && $0 < 0.9) || ($0 >= 2.8 && $0 < 3.4) ? -12 : nil }
+        let report = ListeningReport(sinks: [("speaker", "speaker", "speaker", true, speaker),
+                                             ("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                     streams: [music, Self.prompt(5, 0.0, 1.0), Self.prompt(6, 2.5, 3.5)], end: 5)
+        let (first, second) = (report.summary.others[0], report.summary.others[1])
+        #expect(first.volumeChangeDb == 0 && first.restored && first.restoredAt == nil && first.restoredAfterEntry == nil, "\(first)")
+        #expect(second.volumeChangeDb == -20 && second.restored && second.restoredAfterEntry == 1, "\(second)")
+        let lines = LabSummary.lines(report)
+        #expect(lines.contains { $0.hasPrefix("music on speaker (stream #3, duckprompt lab) under prompt #5: volume untouched")
+            && $0.hasSuffix("restored to exactly the volume it had") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("after prompt #6") }, "\(lines)")
+    }
+
     @Test("a stream's properties are the latest it had; each later change is listed")
     func propertiesKeptCurrent() throws {
         let renamed = Self.prompt(7, 0.0, 1.4, propertyChanges: [

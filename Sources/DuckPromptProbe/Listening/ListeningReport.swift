@@ -459,8 +459,13 @@ package struct ListeningReport: Sendable, Codable, Equatable {
                 levelChange = rounded(then - was, 2)
             }
         }
+        // Back at its baseline after it left it by the prompt's end (its own duck, or one carried
+        // over): a stream this prompt left alone was restored by nothing, whatever a later
+        // prompt did to it.
         let restoredAt = before.flatMap { baseline in
-            other.volumes.first { $0.time > play.playing && $0.value == baseline }?.time
+            other.volumes.first { $0.time > baselineTime && $0.time <= promptEnd && $0.value != baseline }.flatMap { left in
+                other.volumes.first { $0.time > max(left.time, play.playing) && $0.value == baseline }?.time
+            }
         }
         let restoredAfter = restoredAt.flatMap { time in
             plays.indices.filter { runs[$0] != nil && plays[$0].playing < time }.max { plays[$0].playing < plays[$1].playing }
