@@ -37,7 +37,8 @@ do {
         case .finished(let id, let outcome):
             switch outcome {
             case .played(let report):
-                print("\(id) played \(report.framesPlayed) frames, ducked \(report.duckedStreams.count) streams")
+                let ducked = report.duckedStreams.count
+                print("\(id) played \(report.framesPlayed) frames, ducked \(ducked) stream\(ducked == 1 ? "" : "s")")
             case .interrupted(let error):
                 print("\(id) interrupted: \(error.message)")
             case .replaced(let error):

@@ -44,12 +44,19 @@ public enum DuckPromptCLI {
             printError(error.message)
             return 64
         } catch let error as DuckPromptError {
-            printError(error.message)
+            printError(error.message + noServerHint(error))
             return error.exitCode
         } catch {
             printError("internal error: \(error)")
             return 70
         }
+    }
+
+    /// For a command that found no sound server to connect to, where to try it without one:
+    /// `duckprompt lab` runs a private server (Docs/lab.md). Empty for any other error.
+    static func noServerHint(_ error: DuckPromptError) -> String {
+        guard error.code == .unavailable, error.message.hasPrefix("cannot connect to the sound server") else { return "" }
+        return " (no PipeWire or PulseAudio runs for this user? `duckprompt lab -- duckprompt devices` tries it on a private one)"
     }
 
     /// Writes `duckprompt: MESSAGE` as one line: control characters in a quoted value (a

@@ -302,13 +302,15 @@ struct NoServerRunTests {
         #expect(say.stderr.contains("libespeak-ng.so.1"), "\(say)")
     }
 
-    @Test("devices and route exit 69 naming the server", arguments: [
+    @Test("devices and route exit 69 naming the server, and where to try them without one", arguments: [
         ["devices"], ["devices", "--json"], ["route"], ["route", "--json"], ["devices", "-d", "#3"],
     ])
     func listing(arguments: [String]) throws {
         let run = try Binary.run(arguments)
         expectError(run, status: 69)
         #expect(run.stderr.contains(unreachableServer), "\(run)")
+        #expect(run.stderr.contains("(no PipeWire or PulseAudio runs for this user? `duckprompt lab -- duckprompt devices` "
+                                    + "tries it on a private one)"), "\(run)")
         #expect(run.seconds < timeLimit(6), "took \(run.seconds) s")
     }
 }
