@@ -54,6 +54,10 @@ package enum LabSummary {
                 let gaps = prompt.unrecordedSeconds >= Self.unrecordedShown ? "; \(missing)" : ""
                 lines.append("\(name): heard on \(prompt.sink)'s monitor at "
                              + "\(formatted("%.2f", level)) dBFS RMS, \(formatted("%.2f", start)) s to \(formatted("%.2f", end)) s\(shared)\(open)\(gaps)")
+            } else if prompt.corkedAllThrough {
+                lines.append("\(name): NOT heard: its stream on \(prompt.sink.isEmpty ? "an unknown sink" : prompt.sink) "
+                             + "stayed corked all through: it never played (a prompt cancelled or dropped while it waited, or a stream "
+                             + "kept ready and not used)\(open)")
             } else if prompt.sink.isEmpty {
                 // The stream came and went between two of the lab's reads of the server.
                 lines.append("\(name): NOT heard as far as the lab knows: it never learned which sink the stream "

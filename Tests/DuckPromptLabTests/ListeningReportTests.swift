@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Testing
 @testable import DuckPrompt
 @testable import DuckPromptCore
@@ -345,6 +346,27 @@ struct ListeningReportTests {
                                + "20.00 dB on the monitor, against before prompt #5 at 0.00 s (the duck began under it and was "
                                + "handed over); restored to exactly the volume it had"), "\(lines)")
         #expect(!lines.contains { $0.contains("untouched") || $0.contains("NOT restored") })
+    }
+
+    @Test("a prompt corked all through (cancelled while it waited) is not heard, though another prompt played on its sink meanwhile")
+    func corkedAllThrough() throws {
+        // Prompt 83 plays 0.0-1.0 s on the headset; prompt 84's stream, corked from its start at
+        // 0.1 s, is cancelled at 0.6 s.
+        let waiting = Self.prompt(84, 0.1, 0.6, corked: [Timed(0.1, true)])
+        let headset = Self.timeline { $0 >= 0.1 && $0 < 0.9 ? -12 : nil }
+        let report = ListeningReport(sinks: [("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                     streams: [Self.prompt(83, 0.0, 1.0), waiting], end: 2)
+        let entry = try #require(report.summary.prompts.first { $0.stream == 84 })
+        #expect(!entry.heard && entry.corkedAllThrough && entry.start == nil, "\(entry)")
+        // Nor does it count as mixed with the prompt that played.
+        let played = try #require(report.summary.prompts.first { $0.stream == 83 })
+        #expect(played.heard && played.sharedWith.isEmpty, "\(played)")
+        let lines = LabSummary.lines(report)
+        #expect(lines.contains("prompt (stream #84, duckprompt): NOT heard: its stream on bt_headset stayed corked all through"
+                               + ": it never played (a prompt cancelled or dropped while it waited, or a stream kept ready and not used)"), "\(lines)")
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        #expect(String(decoding: try encoder.encode(entry), as: UTF8.self).contains("\"corked_all_through\":true"))
     }
 
     @Test("a prompt whose stream ended before the lab learned its sink: said so, not 'played on ' an empty name")

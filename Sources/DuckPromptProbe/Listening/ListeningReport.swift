@@ -151,6 +151,10 @@ package struct ListeningReport: Sendable, Codable, Equatable {
         package var unrecordedReasons: [String] = []
         /// Its stream's volume was muted or -inf dB all through: silent by its volume.
         package var silentVolume = false
+        /// Its stream was corked all through, so it never played (a prompt cancelled or dropped
+        /// while it waited, or a stream kept ready and not used): not heard, whatever else its
+        /// sink played meanwhile.
+        package var corkedAllThrough = false
     }
 
     /// Another stream that played while a prompt did: how far it went down, and whether it
@@ -353,13 +357,22 @@ package struct ListeningReport: Sendable, Codable, Equatable {
                               end: Double) -> PromptHeard {
         let prompt = play.stream
         let stop = min(end, (play.to ?? end) + 0.1, until ?? .infinity)
-        let shared = streams.filter { $0.index != prompt.index && $0.sink == prompt.sink && overlap($0, play, end: end) }
-            .map(\.index)
+        // Streams that played on its sink meanwhile: one corked all the while added nothing.
+        let shared = streams.filter { other in
+            other.index != prompt.index && other.sink == prompt.sink && overlap(other, play, end: end)
+                && !other.corked(from: max(other.start, play.playing), to: min(other.end ?? end, play.to ?? end))
+        }.map(\.index)
         let silent = !prompt.volumes.isEmpty && prompt.volumes.allSatisfy { $0.value.loudestDecibels == -.infinity }
         var entry = PromptHeard(stream: prompt.index, sink: prompt.sink, spanStart: rounded(play.from, 3),
                                 spanEnd: play.to.map { rounded($0, 3) }, part: play.part, parts: play.parts,
                                 mediaName: prompt.properties(at: min(play.playing + samePromptSeconds, play.to ?? .infinity))["media.name"], heard: false,
                                 sharedWith: shared, openAtEnd: play.to == nil, silentVolume: silent)
+        // A stream corked from before it could play to its end gave its sink nothing: the
+        // sound there was others'.
+        if prompt.corked(from: play.playing, to: play.to ?? end) {
+            entry.corkedAllThrough = true
+            return entry
+        }
         guard let timeline = timelines[prompt.sink] else {
             entry.unrecordedSeconds = rounded(max(0, stop - play.playing), 3)
             entry.unrecordedReasons = [LevelTimeline.Gap.Reason.notRecording.rawValue]
