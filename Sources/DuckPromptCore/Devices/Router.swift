@@ -199,7 +199,16 @@ package enum Router {
             return chosen.decision("is the external output in use (it is playing a stream).", rule: "playing-external")
         }
         if let chosen = external.min(by: Candidate.byRank) {
-            return chosen.decision("is the preferred connected external output\(rankNote); the default sink is not one.",
+            // Why the default did not decide: it is no external output, or none is known, or
+            // the one named is not among the sinks (a dump cut before that sink's name).
+            let defaultNote = if let defaultName, !candidates.contains(where: \.isDefault) {
+                "the default sink '\(defaultName)' is not among the sinks read"
+            } else if defaultName == nil {
+                "no default sink is known"
+            } else {
+                "the default sink is not one"
+            }
+            return chosen.decision("is the preferred connected external output\(rankNote); \(defaultNote).",
                                    rule: "external-rank")
         }
 
