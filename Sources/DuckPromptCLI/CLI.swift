@@ -44,7 +44,8 @@ public enum DuckPromptCLI {
             printError(error.message)
             return 64
         } catch let error as DuckPromptError {
-            printError(error.message + noServerHint(error))
+            printError(error.message + noServerHint(error, program: arguments.first ?? "duckprompt", verb: verb,
+                                                    more: !args.isEmpty))
             return error.exitCode
         } catch {
             printError("internal error: \(error)")
@@ -53,10 +54,12 @@ public enum DuckPromptCLI {
     }
 
     /// For a command that found no sound server to connect to, where to try it without one:
-    /// `duckprompt lab` runs a private server (Docs/lab.md). Empty for any other error.
-    static func noServerHint(_ error: DuckPromptError) -> String {
+    /// `duckprompt lab` runs a private server (Docs/lab.md), the command named as it was run
+    /// (`.build/debug/duckprompt` from a checkout). Empty for any other error.
+    static func noServerHint(_ error: DuckPromptError, program: String, verb: String, more: Bool) -> String {
         guard error.code == .unavailable, error.message.hasPrefix("cannot connect to the sound server") else { return "" }
-        return " (no PipeWire or PulseAudio runs for this user? `duckprompt lab -- duckprompt devices` tries it on a private one)"
+        let command = "\(program) \(verb)" + (more ? " …" : "")
+        return " (no PipeWire or PulseAudio runs for this user? `\(program) lab -- \(command)` runs it on a private one)"
     }
 
     /// Writes `duckprompt: MESSAGE` as one line: control characters in a quoted value (a

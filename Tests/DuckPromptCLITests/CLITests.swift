@@ -309,8 +309,10 @@ struct NoServerRunTests {
         let run = try Binary.run(arguments)
         expectError(run, status: 69)
         #expect(run.stderr.contains(unreachableServer), "\(run)")
-        #expect(run.stderr.contains("(no PipeWire or PulseAudio runs for this user? `duckprompt lab -- duckprompt devices` "
-                                    + "tries it on a private one)"), "\(run)")
+        let program = try #require(duckpromptBinaryURL).path
+        let command = "\(program) \(arguments[0])" + (arguments.count > 1 ? " …" : "")
+        #expect(run.stderr.contains("(no PipeWire or PulseAudio runs for this user? `\(program) lab -- \(command)` "
+                                    + "runs it on a private one)"), "\(run)")
         #expect(run.seconds < timeLimit(6), "took \(run.seconds) s")
     }
 }

@@ -348,6 +348,21 @@ struct ListeningReportTests {
         #expect(!lines.contains { $0.contains("untouched") || $0.contains("NOT restored") })
     }
 
+    @Test("a kept stream corked after its one prompt and left open: heard until the cork, not through the next prompt of another stream")
+    func keptCorkedAfterOne() throws {
+        // The service's stream #80 plays 0.0-3.498 s, is corked then and kept open to 9.2 s; the
+        // command's own stream #87 plays 3.5-5.7 s on the same sink.
+        let kept = Self.prompt(80, 0.0, 9.2, corked: [Timed(0.0, false), Timed(3.498, true)])
+        let headset = Self.timeline(until: 10) { $0 >= 1.33 && $0 < 5.68 ? -24 : nil }
+        let report = ListeningReport(sinks: [("bt_headset", "bluetooth-a2dp", "bluetooth-a2dp", false, headset)],
+                                     streams: [kept, Self.prompt(87, 3.5, 5.7)], end: 10)
+        let first = try #require(report.summary.prompts.first { $0.stream == 80 })
+        let second = try #require(report.summary.prompts.first { $0.stream == 87 })
+        #expect(first.heard && first.start == 1.33 && (first.end ?? 9) <= 3.6 && first.sharedWith.isEmpty, "\(first)")
+        #expect(second.heard && second.start == 3.5 && abs((second.end ?? 0) - 5.68) <= 0.011, "\(second)")
+        #expect(second.sharedWith.isEmpty, "\(second)")
+    }
+
     @Test("a prompt corked all through (cancelled while it waited) is not heard, though another prompt played on its sink meanwhile")
     func corkedAllThrough() throws {
         // Prompt 83 plays 0.0-1.0 s on the headset; prompt 84's stream, corked from its start at

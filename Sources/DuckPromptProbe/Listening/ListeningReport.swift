@@ -356,11 +356,17 @@ package struct ListeningReport: Sendable, Codable, Equatable {
     private static func heard(_ play: Play, until: Double?, timelines: [String: LevelTimeline], streams: [StreamRecord],
                               end: Double) -> PromptHeard {
         let prompt = play.stream
-        let stop = min(end, (play.to ?? end) + 0.1, until ?? .infinity)
-        // Streams that played on its sink meanwhile: one corked all the while added nothing.
+        // A stream corked after it played and kept open so (the service's kept stream, corked
+        // between prompts) plays nothing after that cork: what its sink played later is others'.
+        let corkedAfter = prompt.corked.last.flatMap { last in last.value && last.time >= play.playing ? last.time : nil }
+        let stop = min(end, (play.to ?? end) + 0.1, until ?? .infinity, (corkedAfter ?? .infinity) + 0.1)
+        // Streams that played on its sink while it could be heard: one corked all the while
+        // added nothing.
+        let audibleEnd = min(play.to ?? end, corkedAfter ?? .infinity)
         let shared = streams.filter { other in
-            other.index != prompt.index && other.sink == prompt.sink && overlap(other, play, end: end)
-                && !other.corked(from: max(other.start, play.playing), to: min(other.end ?? end, play.to ?? end))
+            other.index != prompt.index && other.sink == prompt.sink
+                && other.start < audibleEnd && (other.end ?? end) > play.playing
+                && !other.corked(from: max(other.start, play.playing), to: min(other.end ?? end, audibleEnd))
         }.map(\.index)
         let silent = !prompt.volumes.isEmpty && prompt.volumes.allSatisfy { $0.value.loudestDecibels == -.infinity }
         var entry = PromptHeard(stream: prompt.index, sink: prompt.sink, spanStart: rounded(play.from, 3),
