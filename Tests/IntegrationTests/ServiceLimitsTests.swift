@@ -242,7 +242,9 @@ extension ServiceIntegrationTests {
         #expect(result.stdout.components(separatedBy: "\(Self.name).Error.LimitsExceeded").count == 7, "\(result.stdout) \(result.stderr)")
         let after = try rssKiB()
         print("[\(TestServer.kind)] serve's RSS \(before) kB, \(after) kB after the large inputs")
-        #expect(after - before < 8 * 1024, "RSS \(before) kB before, \(after) kB after")
+        // Under ThreadSanitizer its allocator keeps more of what was freed (8.2 MB once in CI).
+        let limitKiB = ProcessInfo.processInfo.environment["DUCKPROMPT_TEST_SANITIZER"] == nil ? 8 * 1024 : 12 * 1024
+        #expect(after - before < limitKiB, "RSS \(before) kB before, \(after) kB after")
         #expect(service.stop() == 0)
     }
 
